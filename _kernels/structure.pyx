@@ -1,0 +1,61 @@
+# cython: language_level=3
+"""Base class of the structure interface (see structure.pxd); the methods here are abstract."""
+from ssvmlinear._kernels.dataset cimport CSRDataset
+
+
+cdef class Structure:
+    """Abstract structure; subclasses implement every cdef method of structure.pxd."""
+
+    cdef Py_ssize_t label_len(self, Py_ssize_t i) noexcept nogil:
+        return 1
+
+    cdef const int* true_label(self, Py_ssize_t i) noexcept nogil:
+        return NULL
+
+    cdef double score(self, const double *w, Py_ssize_t i, const int *y) noexcept nogil:
+        return 0.0
+
+    cdef double loss(self, Py_ssize_t i, const int *y) noexcept nogil:
+        return 0.0
+
+    cdef double oracle(self, const double *w, Py_ssize_t i, double lam, int *y_out,
+                       double *m_out, double *delta_out, double *work) noexcept nogil:
+        return 0.0
+
+    cdef double gram(self, Py_ssize_t i, const int *a, const int *b) noexcept nogil:
+        return 0.0
+
+    cdef void update(self, double *w, Py_ssize_t i, double coef, const int *y) noexcept nogil:
+        pass
+
+    cdef Py_ssize_t workspace_size(self) noexcept nogil:
+        return 0
+
+    # Python-level helpers used by tests and drivers (not on hot paths).
+    def py_oracle(self, const double[::1] w, Py_ssize_t i, double lam=1.0):
+        """Return (label, m, delta) of the lambda-oracle for example i."""
+        import numpy as np
+        y = np.zeros(max(self.max_label_len, 1), dtype=np.int32)
+        work = np.zeros(max(self.workspace_size(), 1), dtype=np.float64)
+        cdef int[::1] yv = y
+        cdef double[::1] wv = work
+        cdef double m = 0.0, d = 0.0
+        self.oracle(&w[0], i, lam, &yv[0], &m, &d, &wv[0])
+        return y[:self.label_len(i)].copy(), m, d
+
+    def py_score(self, const double[::1] w, Py_ssize_t i, const int[::1] y):
+        return self.score(&w[0], i, &y[0])
+
+    def py_loss(self, Py_ssize_t i, const int[::1] y):
+        return self.loss(i, &y[0])
+
+    def py_gram(self, Py_ssize_t i, const int[::1] a, const int[::1] b):
+        return self.gram(i, &a[0], &b[0])
+
+    def py_update(self, double[::1] w, Py_ssize_t i, double coef, const int[::1] y):
+        self.update(&w[0], i, coef, &y[0])
+
+    def py_true_label(self, Py_ssize_t i):
+        import numpy as np
+        cdef const int *t = self.true_label(i)
+        return np.array([t[k] for k in range(self.label_len(i))], dtype=np.int32)

@@ -1,0 +1,111 @@
+"""Estimator plumbing: scikit-learn-compatible parameters and their validation."""
+import inspect
+import numbers
+
+# CLI solver numbers -> (solver, loss); the Python API names them directly.
+SOLVER_TYPES = {
+    0: ("sdm", "margin"),
+    1: ("sdcd", "lse"),
+    2: ("cutting-plane", "margin"),
+    3: ("cutting-plane", "lse"),
+    4: ("pegasos", "margin"),
+    5: ("gdmm", "margin"),
+    6: ("nhsvm", "margin"),
+}
+SOLVERS = ("sdm", "sdcd", "cutting-plane", "pegasos", "gdmm", "nhsvm")
+# (solver, loss) pairs that this version trains; the others are rejected with a clear message.
+AVAILABLE = {("sdm", "margin")}
+
+
+class Interval:
+    def __init__(self, kind, low, high, closed="both"):
+        self.kind, self.low, self.high, self.closed = kind, low, high, closed
+
+    def __contains__(self, v):
+        if isinstance(v, bool) or not isinstance(v, self.kind):
+            return False
+        lo_ok = self.low is None or (v >= self.low if self.closed in ("left", "both") else v > self.low)
+        hi_ok = self.high is None or (v <= self.high if self.closed in ("right", "both") else v < self.high)
+        return lo_ok and hi_ok
+
+    def __str__(self):
+        what = "an int" if self.kind is numbers.Integral else "a float"
+        lb = "[" if self.closed in ("left", "both") else "("
+        rb = "]" if self.closed in ("right", "both") else ")"
+        lo = "-inf" if self.low is None else self.low
+        hi = "inf" if self.high is None else self.high
+        return f"{what} in the range {lb}{lo}, {hi}{rb}"
+
+
+class BaseSSVM:
+    """get_params/set_params/repr in scikit-learn's conventions (so sklearn.clone works)."""
+
+    _parameter_constraints = {}
+
+    @classmethod
+    def _get_param_names(cls):
+        sig = inspect.signature(cls.__init__)
+        return sorted(p.name for p in sig.parameters.values() if p.name != "self")
+
+    def get_params(self, deep=True):
+        return {name: getattr(self, name) for name in self._get_param_names()}
+
+    def set_params(self, **params):
+        valid = self._get_param_names()
+        for key, value in params.items():
+            if key not in valid:
+                raise ValueError(f"Invalid parameter {key!r} for estimator {type(self).__name__}. "
+                                 f"Valid parameters are: {valid!r}.")
+            setattr(self, key, value)
+        return self
+
+    def __repr__(self):
+        defaults = {p.name: p.default for p in inspect.signature(type(self).__init__).parameters.values()}
+        changed = [f"{k}={v!r}" for k, v in self.get_params().items()
+                   if not (defaults.get(k) is v or (isinstance(v, (int, float, str)) and defaults.get(k) == v))]
+        return f"{type(self).__name__}({', '.join(changed)})"
+
+    def _validate_params(self):
+        name = type(self).__name__
+        for param, allowed in self._parameter_constraints.items():
+            value = getattr(self, param)
+            if any(_matches(value, c) for c in allowed):
+                continue
+            options = " or ".join(_describe(c) for c in allowed)
+            raise ValueError(f"The {param!r} parameter of {name} must be {options}. Got {value!r} instead.")
+        pair = (self.solver, self.loss)
+        if pair not in AVAILABLE:
+            avail = ", ".join(f"solver={s!r} with loss={lo!r}" for s, lo in sorted(AVAILABLE))
+            raise ValueError(f"{name}: solver={self.solver!r} with loss={self.loss!r} is not available in this "
+                             f"version of ssvmlinear; available: {avail}.")
+
+
+def _matches(value, constraint):
+    if constraint is None:
+        return value is None
+    if isinstance(constraint, Interval):
+        return value in constraint
+    if isinstance(constraint, (set, frozenset, tuple)):
+        return isinstance(value, str) and value in constraint
+    if constraint == "boolean":
+        return isinstance(value, (bool,)) or (isinstance(value, numbers.Integral) and value in (0, 1))
+    if constraint == "callable":
+        return callable(value)
+    if constraint == "random_state":
+        import numpy as np
+        return value is None or (isinstance(value, numbers.Integral) and not isinstance(value, bool)) or \
+            isinstance(value, (np.random.Generator, np.random.RandomState))
+    if constraint == "dict":
+        return isinstance(value, dict)
+    return False
+
+
+def _describe(c):
+    if c is None:
+        return "None"
+    if isinstance(c, Interval):
+        return str(c)
+    if isinstance(c, (set, frozenset, tuple)):
+        return "a str among " + repr(sorted(c))
+    return {"boolean": "an instance of 'bool'", "callable": "a callable",
+            "random_state": "an int, a numpy random generator or None", "dict": "a dict"}.get(c, str(c))

@@ -1,0 +1,206 @@
+"""ssvm-train / ssvm-predict: LIBLINEAR-style command lines."""
+import sys
+import warnings
+
+import numpy as np
+
+from .base import SOLVER_TYPES, AVAILABLE
+from .exceptions import ConvergenceWarning
+from .io import load_svmlight_file
+from .model_io import save_model, load_model, format_label
+
+STRUCTURES = ("auto", "multiclass", "chain", "multilabel", "hierarchy")
+AVAILABLE_STRUCTURES = ("multiclass",)
+
+TRAIN_USAGE = """\
+Usage: ssvm-train [options] training_set_file [model_file]
+options:
+-s type : solver and surrogate (default 0)
+	 0 -- sequential dual method, margin rescaling (SDM)
+	 1 -- sequential dual coordinate descent, linear summed error (LSE-SDCD)   (not yet available)
+	 2 -- one-slack cutting plane, margin rescaling   (not yet available)
+	 3 -- one-slack cutting plane, linear summed error   (not yet available)
+	 4 -- Pegasos SGD   (not yet available)
+	 5 -- GDMM   (not yet available)
+	 6 -- NHSVM / Shared SVM   (not yet available)
+-t structure : auto, multiclass, chain, multilabel or hierarchy (default auto: a file with qid:
+	is a chain, one with label lists l1,l2 is multilabel, otherwise multiclass; -t multiclass
+	reads a qid file as independent examples). Available now: multiclass
+-c cost : set the parameter C (default 1); objective 1/2||w||^2 + C sum_i loss_i
+-e epsilon : set tolerance of termination criterion (default 0.1)
+	-s 0: stop after a pass over all examples in which every example's KKT violation
+	      max_y H_i(y) - min_{y: alpha_i(y) > 0} H_i(y) <= eps,
+	      H_i(y) = Delta(y, y_i) + f(y) - f(y_i)  (LIBLINEAR -s 4's rule)
+-B bias : if bias > 0, instance x becomes [x; bias] (a regularised bias); if <= 0, no bias term
+	(default -1)
+-m max_iter : maximal number of passes over the data (default 1000)
+-v n : n-fold cross validation mode (prints the accuracy; writes no model)
+-n jobs : threads for cross-validation folds (default 1)
+-r seed : random seed (default 1)
+-q : quiet mode (no outputs)
+Feature indices are 1-based; gzip/bz2 files are read transparently.
+"""
+
+PREDICT_USAGE = """\
+Usage: ssvm-predict [options] test_file model_file output_file
+options:
+-q : quiet mode (no outputs)
+Writes one predicted label per line to output_file and prints the accuracy.
+"""
+
+
+class UsageError(Exception):
+    pass
+
+
+def _parse_options(argv, spec):
+    """LIBLINEAR-style '-x value' options followed by positional arguments."""
+    opts, i = {}, 0
+    while i < len(argv) and argv[i].startswith("-") and len(argv[i]) > 1:
+        flag = argv[i][1:]
+        if flag not in spec:
+            raise UsageError(f"unknown option: -{flag}")
+        conv = spec[flag]
+        if conv is None:
+            opts[flag] = True
+            i += 1
+            continue
+        if i + 1 >= len(argv):
+            raise UsageError(f"option -{flag} needs a value")
+        try:
+            opts[flag] = conv(argv[i + 1])
+        except ValueError:
+            raise UsageError(f"bad value for -{flag}: {argv[i + 1]!r}") from None
+        i += 2
+    return opts, argv[i:]
+
+
+def train_main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    if not argv:
+        sys.stdout.write(TRAIN_USAGE)
+        return 1
+    spec = {"s": int, "t": str, "c": float, "e": float, "B": float, "m": int, "v": int, "n": int,
+            "r": int, "q": None}
+    try:
+        opts, rest = _parse_options(argv, spec)
+        if len(rest) not in (1, 2):
+            raise UsageError("expected training_set_file [model_file]")
+        train_file = rest[0]
+        model_file = rest[1] if len(rest) == 2 else _default_model_name(train_file)
+        stype = opts.get("s", 0)
+        if stype not in SOLVER_TYPES:
+            raise UsageError(f"unknown solver type -s {stype}")
+        solver, loss = SOLVER_TYPES[stype]
+        if (solver, loss) not in AVAILABLE:
+            raise UsageError(f"-s {stype} ({solver}, {loss}) is not available in this version; use -s 0")
+        structure = opts.get("t", "auto")
+        if structure not in STRUCTURES:
+            raise UsageError(f"unknown structure -t {structure}; expected one of {', '.join(STRUCTURES)}")
+        for key, name in (("c", "C"), ("e", "epsilon")):
+            if key in opts and not opts[key] > 0:
+                raise UsageError(f"-{key}: {name} must be > 0")
+        if "m" in opts and opts["m"] < 1:
+            raise UsageError("-m: max_iter must be >= 1")
+        if "n" in opts and opts["n"] == 0:
+            raise UsageError("-n: jobs must be nonzero")
+    except UsageError as e:
+        sys.stderr.write(f"ssvm-train: {e}\n\n{TRAIN_USAGE}")
+        return 1
+    quiet = opts.get("q", False)
+    try:
+        kind = "auto" if structure == "auto" else {"multiclass": "multiclass", "chain": "sequence",
+                                                    "multilabel": "multilabel", "hierarchy": "multiclass"}[structure]
+        data = load_svmlight_file(train_file, zero_based=False, kind=kind)
+        detected = "multiclass"
+        if structure == "auto":
+            import scipy.sparse as sp
+            if len(data) == 3:
+                detected = "chain"
+            elif sp.issparse(data[1]) or np.ndim(data[1]) == 2:
+                detected = "multilabel"
+        else:
+            detected = structure
+        if detected not in AVAILABLE_STRUCTURES:
+            raise ValueError(f"{train_file}: structure '{detected}' is not available in this version"
+                             + ("; use -t multiclass to read the tokens as independent examples"
+                                if detected == "chain" else ""))
+        X, y = data[0], data[1]
+        from .multiclass import MulticlassSSVM
+        bias = opts.get("B", -1.0)
+        est = MulticlassSSVM(C=opts.get("c", 1.0), solver=solver, loss=loss, tol=opts.get("e", 0.1),
+                             max_iter=opts.get("m", 1000), fit_intercept=bias > 0,
+                             intercept_scaling=bias if bias > 0 else 1.0, n_jobs=opts.get("n", 1),
+                             random_state=opts.get("r", 1), verbose=0 if quiet else 1)
+        with warnings.catch_warnings():
+            if quiet:
+                warnings.simplefilter("ignore", ConvergenceWarning)
+            if "v" in opts:
+                from .model_selection import cross_val_predict
+                est.set_params(verbose=0)
+                pred = cross_val_predict(est, X, y, opts["v"], seed=opts.get("r", 1), n_jobs=opts.get("n", 1))
+                acc = float(np.mean(pred == y))
+                print(f"Cross Validation Accuracy = {100 * acc:g}%")
+                return 0
+            est.fit(X, y)
+        if not quiet:
+            print(f"passes {est.n_iter_}  primal {est.objective_:.10g}  dual {est.dual_objective_:.10g}  "
+                  f"gap {est.gap_:.3g}")
+        save_model(est, model_file)
+    except (ValueError, OSError) as e:
+        sys.stderr.write(f"ssvm-train: error: {e}\n")
+        return 1
+    return 0
+
+
+def _default_model_name(path):
+    import os
+    return os.path.basename(path) + ".model"
+
+
+def predict_main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    if not argv:
+        sys.stdout.write(PREDICT_USAGE)
+        return 1
+    try:
+        opts, rest = _parse_options(argv, {"q": None})
+        if len(rest) != 3:
+            raise UsageError("expected test_file model_file output_file")
+    except UsageError as e:
+        sys.stderr.write(f"ssvm-predict: {e}\n\n{PREDICT_USAGE}")
+        return 1
+    test_file, model_file, output_file = rest
+    try:
+        model = load_model(model_file)
+        X, y = load_svmlight_file(test_file, zero_based=False, kind="multiclass")[:2]
+        pred = model.predict(X)
+        _write_atomic(output_file, "".join(format_label(p) + "\n" for p in pred))
+        if not opts.get("q"):
+            labels = np.array([format_label(v) for v in y])
+            correct = int(np.sum(labels == np.array([format_label(p) for p in pred])))
+            total = len(y)
+            print(f"Accuracy = {100.0 * correct / max(total, 1):g}% ({correct}/{total})")
+    except (ValueError, OSError) as e:
+        sys.stderr.write(f"ssvm-predict: error: {e}\n")
+        return 1
+    return 0
+
+
+def _write_atomic(path, text):
+    import os
+    import tempfile
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".ssvm-out-", dir=directory)
+    try:
+        with os.fdopen(fd, "w") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+if __name__ == "__main__":
+    sys.exit(train_main())

@@ -1,0 +1,360 @@
+"""Reading and writing svmlight / libsvm files for the three structured label kinds.
+
+Line format (1-based feature indices by default, ``#`` starts a comment)::
+
+    multiclass   label f:v f:v ...             label: 3, -1, 2.5
+    multilabel   l1,l2,... f:v ...             empty label set: the line starts with a feature
+    sequence     tag qid:N f:v ...             one token per line; a sequence = a run of equal qid
+
+Parsing is done by the compiled kernel ``ssvmlinear._kernels.svmlight`` in one nogil pass over the
+whole (decompressed) file; this module turns its raw arrays into scipy CSR matrices and label
+arrays and writes the error messages (``"{file}:{line}: {problem}"``, always ``ValueError``).
+"""
+import bz2
+import gzip
+import io
+import os
+import zlib
+
+import numpy as np
+import scipy.sparse as sp
+
+from ._kernels import svmlight as _svmlight
+
+__all__ = ["load_svmlight_file", "dump_svmlight_file"]
+
+_KINDS = {"auto": 0, "multiclass": 1, "multilabel": 2, "sequence": 3}
+_INT32_MAX = np.iinfo(np.int32).max
+_MAX_LABEL = 2**31 - 2
+
+# kernel error codes -> message templates ({tok} = offending token, {aux} = extra number)
+_MESSAGES = {
+    2: "bad label {tok}",
+    3: "non-finite label {tok}",
+    4: "missing label (line starts with {tok})",
+    5: "expected a single label, got {tok}",
+    6: "bad token {tok} (expected index:value)",
+    7: "bad feature index in {tok}",
+    8: "negative feature index in {tok}",
+    9: "feature index 0 in {tok} but indices are one-based",
+    10: "feature index too large in {tok} (at most {aux})",
+    11: "feature indices must be strictly increasing: {tok} after index {aux}",
+    12: "bad feature value in {tok}",
+    13: "non-finite feature value in {tok}",
+    14: "bad qid in {tok} (expected qid:<integer>)",
+    15: "qid {tok} must directly follow the label",
+    16: "missing qid (sequence files need qid:N on every line)",
+}
+
+
+# --------------------------------------------------------------------------------------- reading
+
+def _source_name(f):
+    if isinstance(f, (str, bytes, os.PathLike)):
+        name = os.fsdecode(os.fspath(f))
+    else:
+        name = getattr(f, "name", None)
+        if isinstance(name, bytes):
+            name = os.fsdecode(name)
+        if not isinstance(name, str):
+            name = "<file>"
+    return name
+
+
+def _read_bytes(f, name):
+    if isinstance(f, (str, bytes, os.PathLike)):
+        with open(f, "rb") as fh:
+            raw = fh.read()
+    else:
+        raw = f.read()
+        if isinstance(raw, str):                                   # text-mode file object
+            raw = raw.encode("utf-8")
+        elif not isinstance(raw, bytes):
+            raw = bytes(raw)
+    try:
+        if raw[:2] == b"\x1f\x8b":
+            raw = gzip.decompress(raw)
+        elif raw[:3] == b"BZh":
+            raw = bz2.decompress(raw)
+    except (OSError, EOFError, zlib.error, ValueError) as exc:
+        raise ValueError(f"{name}:1: cannot decompress ({exc})") from None
+    return raw
+
+
+def _err(name, line, problem):
+    return ValueError(f"{name}:{int(line)}: {problem}")
+
+
+def _kernel_error(name, code, info):
+    line, tok, aux = info
+    tok = repr(tok.decode("utf-8", "backslashreplace"))
+    return _err(name, line, _MESSAGES.get(code, f"parse error {code}").format(tok=tok, aux=aux))
+
+
+def _check_zero_based(zero_based):
+    if isinstance(zero_based, str):
+        if zero_based != "auto":
+            raise ValueError(f"zero_based must be True, False or 'auto', got {zero_based!r}")
+        return "auto"
+    return bool(zero_based)
+
+
+def load_svmlight_file(f, n_features=None, zero_based="auto", kind="auto", dtype=np.float64,
+                       n_labels=None):
+    """Load an svmlight/libsvm file with a multiclass, multi-label or sequence label.
+
+    Parameters
+    ----------
+    f : str, path-like or binary file object
+        gzip (magic bytes ``1f 8b``) and bzip2 (``BZh``) contents are decompressed transparently.
+    n_features : int, optional
+        Number of columns of X; an index beyond it is an error. Default: largest index + 1.
+    zero_based : bool or "auto"
+        Whether feature indices in the file are 0-based. "auto" (as scikit-learn): zero-based iff
+        some index is 0. With ``False`` an index 0 is an error.
+    kind : {"auto", "multiclass", "multilabel", "sequence"}
+        "auto": any ``qid:`` token -> "sequence"; else any label field with a comma or any line
+        without a label -> "multilabel"; else "multiclass". A multi-label file whose lines all hold
+        exactly one label is detected as multiclass: pass ``kind="multilabel"``. With a forced
+        "multiclass" or "multilabel", qid tokens are ignored.
+    dtype : numpy float dtype of X's values (parsed as float64, then cast).
+    n_labels : int, optional
+        Multi-label only: the number of label columns of Y (default: largest label + 1).
+
+    Returns
+    -------
+    multiclass : ``(X, y)`` -- X CSR (sorted indices), y float64 of shape (n_samples,).
+    multilabel : ``(X, Y)`` -- Y CSR int8 0/1 indicator of shape (n_samples, n_labels); column j
+        is the label value j (labels must be non-negative integers).
+    sequence : ``(X, y, lengths)`` -- one row and one float64 tag per token, and the int64 length
+        of every sequence (run of equal qid) in file order. A qid may not reappear after another.
+
+    Raises
+    ------
+    ValueError
+        on any malformed input, with message ``"{file}:{line}: {problem}"``.
+    """
+    if kind not in _KINDS:
+        raise ValueError(f"kind must be one of {sorted(_KINDS)}, got {kind!r}")
+    zero_based = _check_zero_based(zero_based)
+    if n_features is not None:
+        n_features = int(n_features)
+        if n_features < 0:
+            raise ValueError(f"n_features must be >= 0, got {n_features}")
+    if n_labels is not None:
+        n_labels = int(n_labels)
+        if n_labels < 0:
+            raise ValueError(f"n_labels must be >= 0, got {n_labels}")
+    name = _source_name(f)
+    raw = _read_bytes(f, name)
+
+    err, info, arrays = _svmlight.parse(raw, _KINDS[kind], zero_based is False)
+    if err:
+        raise _kernel_error(name, err, info)
+    n_lines, max_index, saw_qid, saw_multi, saw_zero = info
+    data, indices, indptr, labels, labptr, qid, hasqid, lines = arrays
+    n = lines.shape[0]
+    if n == 0:
+        raise _err(name, max(n_lines, 1), "no examples")
+
+    if kind == "auto":
+        kind = "sequence" if saw_qid else ("multilabel" if saw_multi else "multiclass")
+        if kind == "sequence":
+            bad = np.flatnonzero(hasqid == 0)
+            if bad.size:
+                raise _err(name, lines[bad[0]],
+                           "missing qid (other lines have qid:, so this is a sequence file)")
+            if saw_multi:
+                bad = np.flatnonzero(np.diff(labptr) != 1)
+                raise _err(name, lines[bad[0]], "a sequence token needs exactly one label (tag)")
+
+    # ---- X
+    one_based = zero_based is False or (zero_based == "auto" and not saw_zero)
+    if one_based:
+        indices -= 1
+        max_index -= 1
+    n_f = max_index + 1 if indices.size else 0
+    if n_features is None:
+        n_features = n_f
+    elif n_f > n_features:
+        pos = np.flatnonzero(indices >= n_features)[0]
+        row = np.searchsorted(indptr, pos, side="right") - 1
+        raise _err(name, lines[row], f"feature index {int(indices[pos]) + one_based} is beyond "
+                                     f"n_features={n_features}")
+    if indptr[-1] <= _INT32_MAX:
+        indptr = indptr.astype(np.int32)
+    else:
+        indices = indices.astype(np.int64)
+    if np.dtype(dtype) != np.float64:
+        data = data.astype(dtype)
+    X = sp.csr_matrix((data, indices, indptr), shape=(n, n_features))
+    X.has_sorted_indices = True            # strictly increasing within each line (checked)
+
+    # ---- labels
+    if kind == "multilabel":
+        return X, _label_indicator(name, labels, labptr, lines, n, n_labels)
+    y = labels                              # exactly one label per example (checked)
+    if kind == "multiclass":
+        return X, y
+    return X, y, _sequence_lengths(name, qid, lines)
+
+
+def _label_indicator(name, labels, labptr, lines, n, n_labels):
+    bad = ~((labels >= 0) & (labels <= _MAX_LABEL) & (labels == np.floor(labels)))
+    if n_labels is not None:
+        bad |= labels >= n_labels
+    if bad.any():
+        pos = np.flatnonzero(bad)[0]
+        row = np.searchsorted(labptr, pos, side="right") - 1
+        what = ("non-negative integers" if n_labels is None
+                else f"integers in [0, {n_labels})")
+        raise _err(name, lines[row], f"bad label {float(labels[pos])!r}: multi-label labels must be "
+                                     f"{what}")
+    cols = labels.astype(np.int64)
+    if n_labels is None:
+        n_labels = int(cols.max()) + 1 if cols.size else 0
+    idx_dtype = np.int32 if max(cols.size, n_labels) <= _INT32_MAX else np.int64
+    Y = sp.csr_matrix((np.ones(cols.size, dtype=np.int8), cols.astype(idx_dtype),
+                       labptr.astype(idx_dtype)), shape=(n, n_labels))
+    Y.sum_duplicates()                     # sorts each row; a repeated label counts once
+    Y.data[:] = 1
+    return Y
+
+
+def _sequence_lengths(name, qid, lines):
+    n = qid.shape[0]
+    starts = np.flatnonzero(np.r_[True, qid[1:] != qid[:-1]])
+    run_q = qid[starts]
+    order = np.argsort(run_q, kind="stable")
+    dup = np.flatnonzero(run_q[order][1:] == run_q[order][:-1])
+    if dup.size:
+        run = order[1:][dup].min()         # first run whose qid was already used by a run before
+        raise _err(name, lines[starts[run]],
+                   f"qid {int(run_q[run])} reappears after another qid (sequences must be "
+                   f"contiguous runs of equal qid)")
+    return np.diff(np.r_[starts, n]).astype(np.int64)
+
+
+# --------------------------------------------------------------------------------------- writing
+
+def _fmt_numbers(values):
+    """Shortest round-trip text of float64 values; integral values without '.0'."""
+    out = list(map(float.__repr__, np.asarray(values, dtype=np.float64).tolist()))
+    return [s[:-2] if s.endswith(".0") else s for s in out]
+
+
+def _as_csr(M, what):
+    if sp.issparse(M):
+        M = sp.csr_matrix(M)
+        if not M.has_canonical_format:
+            M = M.copy()
+            M.sum_duplicates()
+    else:
+        M = np.asarray(M)
+        if M.ndim != 2:
+            raise ValueError(f"{what} must be 2-dimensional, got shape {M.shape}")
+        M = sp.csr_matrix(M)
+    return M
+
+
+def dump_svmlight_file(X, y, f, zero_based=False, lengths=None, comment=None):
+    """Write X and its labels in svmlight format (multiclass, multi-label or sequence).
+
+    y 1-D -> multiclass lines ``label i:v ...``; y 2-D 0/1 indicator (dense or sparse) ->
+    multi-label lines ``l1,l2 i:v ...`` (empty label set: the line starts with a space; a row
+    with neither labels nor features is written with an explicit ``i:0`` for the first column,
+    the only way to keep it); ``lengths`` given (1-D y only) -> sequence lines
+    ``tag qid:k i:v ...`` with k = 1..len(lengths). Numbers are written with Python's shortest
+    round-trip repr (integral values without ".0"), so a load gives back the same float64 values.
+    Explicit zeros stored in a sparse X are written. ``comment`` becomes leading ``#`` lines.
+
+    f is a path (written atomically: temporary file + ``os.replace``; gzip when the name ends with
+    ``.gz``, bzip2 with ``.bz2``) or a binary file object.
+    """
+    X = _as_csr(X, "X").astype(np.float64)
+    n, d = X.shape
+    if not np.all(np.isfinite(X.data)):
+        raise ValueError("X contains NaN or infinite values, which svmlight cannot store")
+
+    multilabel = sp.issparse(y) or np.ndim(y) == 2
+    if multilabel:
+        if lengths is not None:
+            raise ValueError("lengths (sequences) needs a 1-D y")
+        Y = _as_csr(y, "y")
+        Y.eliminate_zeros()
+        if Y.shape[0] != n:
+            raise ValueError(f"X has {n} rows but y has {Y.shape[0]}")
+        lab_text = [",".join(map(str, Y.indices[Y.indptr[i]:Y.indptr[i + 1]].tolist()))
+                    for i in range(n)]
+    else:
+        y = np.asarray(y)
+        if y.ndim != 1 or y.shape[0] != n:
+            raise ValueError(f"y must be 1-D with {n} entries, got shape {y.shape}")
+        if y.dtype.kind in "iub":
+            lab_text = list(map(str, y.astype(np.int64).tolist()))
+        else:
+            y = y.astype(np.float64)
+            if not np.all(np.isfinite(y)):
+                raise ValueError("y contains NaN or infinite values")
+            lab_text = _fmt_numbers(y)
+
+    qid_text = None
+    if lengths is not None:
+        lengths = np.asarray(lengths)
+        if lengths.ndim != 1 or lengths.dtype.kind not in "iu" or np.any(lengths < 0) \
+                or lengths.sum() != n:
+            raise ValueError("lengths must be non-negative integers summing to the number of rows")
+        qid_text = np.repeat(np.arange(1, lengths.size + 1), lengths).tolist()
+
+    base = 0 if zero_based else 1
+    tokens = [f"{i}:{v}" for i, v in zip((X.indices.astype(np.int64) + base).tolist(),
+                                         _fmt_numbers(X.data))]
+    indptr = X.indptr.tolist()
+    out = []
+    if comment:
+        for c in str(comment).splitlines():
+            out.append(f"# {c}\n")
+    for i in range(n):
+        a, b = indptr[i], indptr[i + 1]
+        parts = [lab_text[i]]
+        if qid_text is not None:
+            parts.append(f"qid:{qid_text[i]}")
+        if a < b:
+            parts.extend(tokens[a:b])
+        elif multilabel and not lab_text[i]:
+            if d == 0:
+                raise ValueError(f"row {i} has no label, no feature and X has no column: "
+                                 "svmlight cannot represent it")
+            parts.append(f"{base}:0")
+        out.append(" ".join(parts) + "\n")
+    payload = "".join(out).encode("ascii")
+
+    if isinstance(f, (str, bytes, os.PathLike)):
+        path = os.fsdecode(os.fspath(f))
+        if path.endswith(".gz"):
+            payload = gzip.compress(payload, compresslevel=6, mtime=0)
+        elif path.endswith(".bz2"):
+            payload = bz2.compress(payload)
+        _atomic_write(path, payload)
+    elif isinstance(f, io.TextIOBase):
+        f.write(payload.decode("ascii"))
+    else:
+        f.write(payload)
+
+
+def _atomic_write(path, payload):
+    directory, base = os.path.split(os.path.abspath(path))
+    tmp = os.path.join(directory, f".{base}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(payload)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise

@@ -1,0 +1,153 @@
+"""Multiclass structural SVM (Crammer-Singer formulation) estimator."""
+import numbers
+
+import numpy as np
+
+from .base import BaseSSVM, Interval, SOLVERS
+from .solvers import fit_sdm
+from .utils import check_csr, check_sample_weight, class_weight_vector, check_random_seed
+from ._kernels.dataset import CSRDataset
+from ._kernels.multiclass import MulticlassStructure
+
+
+class MulticlassSSVM(BaseSSVM):
+    """Linear multiclass structural SVM (Crammer & Singer; LIBLINEAR ``-s 4``'s problem).
+
+    Minimises  1/2 ||W||^2 + sum_i C_i max_y [Delta(y, y_i) + w_y . x_i - w_{y_i} . x_i]
+    with the 0/1 loss Delta, C_i = C * sample_weight_i * class_weight[y_i].
+
+    Parameters
+    ----------
+    C : float > 0, regularisation trade-off (LIBLINEAR's scaling).
+    solver : {"sdm"}; "sdm" is the sequential dual method with working sets and shrinking.
+    loss : {"margin"}, the surrogate (margin rescaling).
+    tol : float > 0. SDM stops after a pass over all examples in which every example's KKT
+        violation (max_y H_i(y) - min over labels with positive dual weight of H_i) is <= tol,
+        H_i(y) = Delta(y, y_i) + f(y) - f(y_i). LIBLINEAR's default 0.1 is kept.
+    max_iter : int, maximal number of passes over the data.
+    fit_intercept : bool. Adds a bias feature of value ``intercept_scaling`` (regularised, as in
+        LIBLINEAR ``-B`` and scikit-learn's LinearSVC).
+    intercept_scaling : float > 0.
+    class_weight : None, "balanced" or {label: weight}; multiplies C per class.
+    n_jobs : int or None. Threads for prediction and cross-validation (the solver is sequential).
+    random_state : int, numpy Generator/RandomState or None (seed 0): the order of the passes.
+    verbose : int. Progress lines from Python; with verbose >= 2 the primal objective of every outer
+        iteration is computed too (objective_curve_; NaN entries otherwise).
+    warm_start : bool. Reuse the dual solution of the previous fit on the same data (a change of C
+        rescales it, which keeps it feasible: cheap C paths).
+    callback : callable(estimator) -> bool or None, called after every outer iteration; returning
+        False stops training. ``estimator.coef_`` is not updated during training.
+
+    Attributes
+    ----------
+    coef_ (n_classes, n_features), intercept_ (n_classes,), classes_, n_iter_ (passes),
+    objective_ (primal), dual_objective_, gap_, objective_curve_, dual_curve_, timestamps_,
+    n_oracle_calls_, converged_.
+    """
+
+    _parameter_constraints = {
+        "C": [Interval(numbers.Real, 0, None, closed="neither")],
+        "solver": [frozenset(SOLVERS)],
+        "loss": [frozenset({"margin", "lse", "slack"})],
+        "tol": [Interval(numbers.Real, 0, None, closed="neither")],
+        "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
+        "fit_intercept": ["boolean"],
+        "intercept_scaling": [Interval(numbers.Real, 0, None, closed="neither")],
+        "class_weight": [None, frozenset({"balanced"}), "dict"],
+        "n_jobs": [None, Interval(numbers.Integral, None, None)],
+        "random_state": ["random_state"],
+        "verbose": [Interval(numbers.Integral, 0, None, closed="left"), "boolean"],
+        "warm_start": ["boolean"],
+        "callback": [None, "callable"],
+    }
+
+    def __init__(self, C=1.0, solver="sdm", loss="margin", tol=0.1, max_iter=1000, fit_intercept=True,
+                 intercept_scaling=1.0, class_weight=None, n_jobs=None, random_state=None, verbose=0,
+                 warm_start=False, callback=None):
+        self.C = C
+        self.solver = solver
+        self.loss = loss
+        self.tol = tol
+        self.max_iter = max_iter
+        self.fit_intercept = fit_intercept
+        self.intercept_scaling = intercept_scaling
+        self.class_weight = class_weight
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.verbose = verbose
+        self.warm_start = warm_start
+        self.callback = callback
+
+    def fit(self, X, y, sample_weight=None):
+        self._validate_params()
+        X = check_csr(X)
+        y = np.asarray(y)
+        if y.ndim != 1 or y.shape[0] != X.shape[0]:
+            raise ValueError(f"y must be 1-D with one label per row of X ({X.shape[0]}); got shape {y.shape}")
+        classes, y_idx = np.unique(y, return_inverse=True)
+        if classes.shape[0] < 2:
+            raise ValueError(f"MulticlassSSVM needs at least 2 classes in y; got {classes.shape[0]}")
+        Cs = (self.C * check_sample_weight(sample_weight, X.shape[0])
+              * class_weight_vector(self.class_weight, classes, y_idx)[y_idx])
+        bias = float(self.intercept_scaling) if self.fit_intercept else -1.0
+        structure = MulticlassStructure(CSRDataset(X, bias), y_idx, classes.shape[0])
+        state = None
+        prev = getattr(self, "_dual_state", None)
+        if self.warm_start and prev is not None and prev["sizes"].shape[0] == X.shape[0] \
+                and np.array_equal(getattr(self, "classes_", None), classes) \
+                and getattr(self, "_bias", None) == bias:
+            state = prev
+        res = fit_sdm(structure, Cs, float(self.tol), int(self.max_iter), check_random_seed(self.random_state),
+                      verbose=self.verbose, callback=self.callback, estimator=self, state=state,
+                      keep_state=bool(self.warm_start))
+        self._set_weights(res.w, X.shape[1], classes, bias)
+        self._dual_state = res.state
+        self.n_iter_ = res.n_iter
+        self.objective_ = res.primal
+        self.dual_objective_ = res.dual
+        self.gap_ = res.gap
+        self.objective_curve_ = res.objective_curve
+        self.dual_curve_ = res.dual_curve
+        self.timestamps_ = res.timestamps
+        self.n_oracle_calls_ = res.n_oracle_calls
+        self.converged_ = res.converged
+        return self
+
+    def _set_weights(self, w, n_features, classes, bias):
+        K = classes.shape[0]
+        W = w.reshape(-1, K)
+        self.classes_ = classes
+        self.n_features_in_ = n_features
+        self._bias = bias
+        self.coef_ = np.ascontiguousarray(W[:n_features].T)
+        self.intercept_ = bias * W[n_features].copy() if bias > 0 else np.zeros(K)
+
+    def _check_fitted(self):
+        if not hasattr(self, "coef_"):
+            raise ValueError(f"This {type(self).__name__} instance is not fitted yet; call 'fit' first.")
+
+    def decision_function(self, X):
+        """Scores w_k . x + b_k, shape (n_samples, n_classes)."""
+        self._check_fitted()
+        X = check_csr(X)
+        if X.shape[1] > self.n_features_in_:
+            # Features never seen in training have zero weight (LIBLINEAR's convention).
+            X = X[:, :self.n_features_in_]
+        elif X.shape[1] < self.n_features_in_:
+            X = _pad_columns(X, self.n_features_in_)
+        return np.asarray(X @ self.coef_.T) + self.intercept_
+
+    def predict(self, X):
+        scores = self.decision_function(X)
+        return self.classes_[np.argmax(scores, axis=1)]   # ties: lowest class index, as the oracle
+
+    def score(self, X, y, sample_weight=None):
+        """Mean accuracy."""
+        y = np.asarray(y)
+        correct = (self.predict(X) == y).astype(np.float64)
+        return float(np.average(correct, weights=sample_weight))
+
+
+def _pad_columns(X, n):
+    import scipy.sparse as sp
+    return sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], n))

@@ -1,0 +1,79 @@
+"""Python drivers of the compiled solvers: the outer loops, diagnostics, stopping and warnings.
+
+The kernels do whole passes without the GIL; the loops here run between passes, so `verbose`
+output, callbacks and Ctrl-C (which keeps the current model) work from Python.
+"""
+import time
+import warnings
+
+import numpy as np
+
+from .exceptions import ConvergenceWarning
+from ._kernels.sdm import SDMSolver
+
+# Type-II passes (working sets only) allowed between two type-I (oracle) passes.
+MAX_TYPE2_PASSES = 10
+
+
+class FitResult:
+    """What a solver run reports: weights, objectives and curves."""
+
+    def __init__(self, **kw):
+        self.__dict__.update(kw)
+
+
+def fit_sdm(structure, Cs, tol, max_iter, seed, verbose=0, callback=None, estimator=None,
+            state=None, keep_state=False, monitor_primal=False):
+    """Sequential dual method (see _kernels/sdm.pyx).
+
+    Stopping rule: a type-I pass (loss-augmented oracle on every example) in which the maximal
+    KKT violation max_y H_i(y) - min_{alpha_i(y)>0} H_i(y) over all examples is <= tol (LIBLINEAR
+    -s 4's rule). max_iter bounds the number of passes (type-I and type-II). The primal objective
+    curve costs one oracle pass per outer iteration, so it is recorded when verbose >= 2, a callback
+    or monitor_primal asks for it (NaN otherwise); the dual curve is always recorded.
+    """
+    solver = SDMSolver(structure, Cs, seed)
+    if state is not None:
+        solver.set_state(state, Cs)
+    inner_tol = 0.1 * tol
+    monitor_primal = monitor_primal or verbose >= 2 or callback is not None
+    primal_curve, dual_curve, timestamps = [], [], []
+    passes = outer = 0
+    converged = interrupted = False
+    t0 = time.perf_counter()
+    try:
+        while passes < max_iter:
+            viol = solver.run_pass(True, inner_tol)
+            passes += 1
+            outer += 1
+            dual = solver.dual()
+            dual_curve.append(dual)
+            primal_curve.append(solver.primal() if monitor_primal else np.nan)
+            timestamps.append(time.perf_counter() - t0)
+            if verbose:
+                print(f"[sdm] iter {outer:4d} passes {passes:5d} violation {viol:.3e} primal {primal_curve[-1]:.6g} "
+                      f"dual {dual:.6g} time {timestamps[-1]:.2f}s", flush=True)
+            if viol <= tol:
+                converged = True
+                break
+            if callback is not None and callback(estimator) is False:
+                break
+            for _ in range(MAX_TYPE2_PASSES):
+                if passes >= max_iter:
+                    break
+                viol2 = solver.run_pass(False, inner_tol)
+                passes += 1
+                if viol2 <= tol:
+                    break
+    except KeyboardInterrupt:
+        interrupted = True
+        warnings.warn("training interrupted; the model of the last completed pass is kept", ConvergenceWarning)
+    if not converged and not interrupted and passes >= max_iter:
+        warnings.warn(f"SDM reached max_iter={max_iter} passes before the KKT violation fell to tol={tol}; "
+                      "increase max_iter or tol", ConvergenceWarning)
+    primal, dual = solver.primal(), solver.dual()
+    return FitResult(w=solver.coef.copy(), primal=primal, dual=dual, gap=primal - dual, n_iter=passes,
+                     n_outer=outer, converged=converged, n_oracle_calls=solver.n_oracle_calls,
+                     objective_curve=np.array(primal_curve), dual_curve=np.array(dual_curve),
+                     timestamps=np.array(timestamps),
+                     state=solver.get_state() if keep_state else None)
