@@ -1,0 +1,242 @@
+"""Multiclass structure and SDM: oracles vs brute force, optimum vs an independent QP solver."""
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy.optimize import minimize
+
+from ssvmlinear import MulticlassSSVM, ConvergenceWarning
+from ssvmlinear._kernels.dataset import CSRDataset
+from ssvmlinear._kernels.multiclass import MulticlassStructure
+from ssvmlinear._kernels.sdm import SDMSolver
+
+from conftest import random_multiclass
+
+
+def joint_feature(x, y, K):
+    phi = np.zeros((len(x), K))
+    phi[:, y] = x
+    return phi.ravel()  # feature-major layout: w[j*K + k]
+
+
+def dense_rows(X, bias):
+    D = X.toarray()
+    return np.hstack([D, np.full((D.shape[0], 1), bias)]) if bias > 0 else D
+
+
+@pytest.mark.parametrize("seed", range(5))
+@pytest.mark.parametrize("bias", [-1.0, 1.0])
+def test_oracle_score_gram_update_match_brute_force(seed, bias):
+    X, y = random_multiclass(n=12, d=5, K=4, seed=seed)
+    K = 4
+    st = MulticlassStructure(CSRDataset(X, bias), y.astype(np.int32), K)
+    D = dense_rows(X, bias)
+    rng = np.random.default_rng(seed)
+    w = rng.standard_normal(st.n_weights)
+    w[:K] = w[K:2 * K]  # create ties
+    for i in range(X.shape[0]):
+        phis = [joint_feature(D[i], k, K) for k in range(K)]
+        f = np.array([w @ p for p in phis])
+        for lam in (0.0, 0.5, 1.0, 3.0):
+            vals = f - f[y[i]] + lam * (np.arange(K) != y[i])
+            best = int(np.flatnonzero(vals >= vals.max() - 1e-12)[0])
+            lab, m, d = st.py_oracle(w, i, lam)
+            assert vals[lab[0]] == pytest.approx(vals.max(), abs=1e-12)
+            assert lab[0] == best
+            assert m == pytest.approx(f[best] - f[y[i]], abs=1e-12)
+            assert d == float(best != y[i])
+        for a in range(K):
+            ya = np.array([a], dtype=np.int32)
+            assert st.py_score(w, i, ya) == pytest.approx(f[a], abs=1e-12)
+            assert st.py_loss(i, ya) == float(a != y[i])
+            for b in range(K):
+                expect = (phis[y[i]] - phis[a]) @ (phis[y[i]] - phis[b])
+                assert st.py_gram(i, ya, np.array([b], dtype=np.int32)) == pytest.approx(expect, abs=1e-12)
+            w2 = w.copy()
+            st.py_update(w2, i, 0.7, ya)
+            np.testing.assert_allclose(w2, w + 0.7 * (phis[y[i]] - phis[a]), atol=1e-14)
+
+
+def qp_primal_reference(X, y, K, Cs, bias):
+    """Solve min 1/2||W||^2 + sum_i C_i xi_i s.t. xi_i >= Delta(k, y_i) + (w_k - w_{y_i}) x_i with SLSQP."""
+    D = dense_rows(X, bias)
+    n, p = D.shape
+    nw = p * K
+
+    def obj(z):
+        return 0.5 * z[:nw] @ z[:nw] + Cs @ z[nw:]
+
+    def grad(z):
+        return np.concatenate([z[:nw], Cs])
+
+    rows, rhs = [], []
+    for i in range(n):
+        for k in range(K):
+            a = np.zeros(nw + n)
+            if k != y[i]:
+                a[:nw] = joint_feature(D[i], y[i], K) - joint_feature(D[i], k, K)
+            a[nw + i] = 1.0
+            rows.append(a)
+            rhs.append(float(k != y[i]))
+    A, b = np.array(rows), np.array(rhs)
+    cons = {"type": "ineq", "fun": lambda z: A @ z - b, "jac": lambda z: A}
+    z0 = np.concatenate([np.zeros(nw), np.ones(n)])
+    res = minimize(obj, z0, jac=grad, constraints=[cons], method="SLSQP",
+                   options={"ftol": 1e-10, "maxiter": 5000})
+    # SLSQP may end with status 8 ("positive directional derivative") at an accurate optimum;
+    # feasibility is checked instead.
+    assert res.status in (0, 8), res.message
+    assert (A @ res.x - b).min() > -1e-7
+    return res.fun, res.x[:nw]
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("fit_intercept", [False, True])
+def test_sdm_optimum_equals_independent_qp(seed, fit_intercept):
+    X, y = random_multiclass(n=25, d=5, K=3, seed=seed)
+    C = [0.1, 1.0, 10.0, 0.5][seed]
+    sw = np.random.default_rng(seed).uniform(0.5, 2.0, X.shape[0]) if seed % 2 else None
+    est = MulticlassSSVM(C=C, tol=1e-9, max_iter=100000, fit_intercept=fit_intercept, random_state=seed)
+    est.fit(X, y, sample_weight=sw)
+    Cs = C * (np.ones(X.shape[0]) if sw is None else sw)
+    ref_obj, ref_w = qp_primal_reference(X, y, 3, Cs, 1.0 if fit_intercept else -1.0)
+    assert est.objective_ == pytest.approx(ref_obj, rel=1e-6)
+    assert est.gap_ <= 1e-6 * abs(est.objective_)
+    W = ref_w.reshape(-1, 3)
+    np.testing.assert_allclose(est.coef_, W[:5].T, atol=1e-4 * max(1.0, np.abs(W).max()))
+
+
+def test_duality_gap_decreases_to_zero():
+    X, y = random_multiclass(n=200, d=20, K=5, density=0.3, seed=3)
+    gaps = []
+    for tol in (1.0, 0.1, 1e-3, 1e-6):
+        est = MulticlassSSVM(C=1.0, tol=tol, max_iter=100000).fit(X, y)
+        assert est.dual_objective_ <= est.objective_ + 1e-9
+        gaps.append(est.gap_ / est.objective_)
+    assert gaps[-1] < 1e-6
+    assert gaps[-1] <= gaps[0]
+
+
+def test_kernel_dual_state_roundtrip_and_C_rescaling():
+    X, y = random_multiclass(n=60, d=8, K=4, seed=1)
+    st = MulticlassStructure(CSRDataset(X, 1.0), y.astype(np.int32), 4)
+    s = SDMSolver(st, np.full(60, 0.5), 7)
+    for _ in range(5):
+        s.run_pass(True, 1e-3)
+    state = s.get_state()
+    s2 = SDMSolver(st, np.full(60, 0.5), 7)
+    s2.set_state(state)
+    np.testing.assert_allclose(s2.coef, s.coef, atol=1e-12)
+    assert s2.dual() == pytest.approx(s.dual(), rel=1e-12)
+    s3 = SDMSolver(st, np.full(60, 1.0), 7)
+    s3.set_state(state, np.full(60, 1.0))  # doubling C doubles alpha, hence w
+    np.testing.assert_allclose(s3.coef, 2 * s.coef, atol=1e-12)
+
+
+def test_ocr_letters_accuracy(ocr_letters):
+    X, y, folds = ocr_letters
+    tr, te = folds != 0, folds == 0
+    est = MulticlassSSVM(C=0.1, fit_intercept=False).fit(X[tr], y[tr])
+    assert est.converged_
+    assert est.score(X[te], y[te]) > 0.74  # LIBLINEAR -s 4 -c 0.1 gets 0.765 here
+
+
+# ---------------------------------------------------------------- API conventions
+
+def test_sklearn_clone_and_params():
+    from sklearn.base import clone
+    est = MulticlassSSVM(C=3.0, tol=0.01, random_state=4)
+    c = clone(est)
+    assert c.get_params() == est.get_params()
+    assert "C=3.0" in repr(est)
+    est.set_params(C=2.0)
+    assert est.C == 2.0
+    with pytest.raises(ValueError, match="Invalid parameter 'foo'"):
+        est.set_params(foo=1)
+
+
+@pytest.mark.parametrize("params, message", [
+    (dict(C=-1.0), "The 'C' parameter of MulticlassSSVM must be a float in the range \\(0, inf\\)"),
+    (dict(tol=0), "'tol' parameter"),
+    (dict(max_iter=0), "'max_iter' parameter"),
+    (dict(solver="newton"), "'solver' parameter"),
+    (dict(class_weight="weird"), "'class_weight' parameter"),
+    (dict(solver="pegasos"), "solver='pegasos' with loss='margin' is not available"),
+])
+def test_parameter_validation(params, message):
+    X, y = random_multiclass()
+    with pytest.raises(ValueError, match=message):
+        MulticlassSSVM(**params).fit(X, y)
+
+
+def test_arbitrary_labels_dense_float32_readonly_inputs_agree():
+    X, y = random_multiclass(n=50, d=6, K=3, seed=2)
+    names = np.array(["cat", "dog", "emu"])[y]
+    a = MulticlassSSVM(C=1.0, tol=1e-6, random_state=0).fit(X, names)
+    assert set(a.classes_) == {"cat", "dog", "emu"}
+    Xd = X.toarray().astype(np.float32)
+    Xd.setflags(write=False)
+    b = MulticlassSSVM(C=1.0, tol=1e-6, random_state=0).fit(Xd, names)
+    np.testing.assert_allclose(a.coef_, b.coef_, atol=1e-5)
+    assert (a.predict(X) == b.predict(Xd)).all()
+    assert a.decision_function(X).shape == (50, 3)
+    assert a.score(X, names) == np.mean(a.predict(X) == names)
+
+
+def test_determinism_and_pickle():
+    X, y = random_multiclass(n=80, d=10, K=4, seed=5)
+    a = MulticlassSSVM(random_state=3, tol=1e-3).fit(X, y)
+    b = MulticlassSSVM(random_state=3, tol=1e-3).fit(X, y)
+    assert np.array_equal(a.coef_, b.coef_)
+    c = pickle.loads(pickle.dumps(a))
+    assert np.array_equal(c.predict(X), a.predict(X))
+
+
+def test_warm_start_continues_and_rescales_C():
+    X, y = random_multiclass(n=150, d=12, K=4, seed=6)
+    cold = MulticlassSSVM(C=2.0, tol=1e-6, max_iter=100000).fit(X, y)
+    est = MulticlassSSVM(C=0.5, tol=1e-6, max_iter=100000, warm_start=True).fit(X, y)
+    est.set_params(C=2.0).fit(X, y)
+    assert est.objective_ == pytest.approx(cold.objective_, rel=1e-6)
+    est.fit(X, y)  # restarts from the optimum
+    assert est.converged_ and est.n_iter_ < cold.n_iter_ / 10
+    assert est.objective_ == pytest.approx(cold.objective_, rel=1e-6)
+
+
+def test_convergence_warning_and_callback_stop():
+    X, y = random_multiclass(n=100, d=10, K=4, seed=7)
+    with pytest.warns(ConvergenceWarning, match="max_iter"):
+        est = MulticlassSSVM(tol=1e-12, max_iter=2).fit(X, y)
+    assert est.n_iter_ == 2 and not est.converged_
+    calls = []
+
+    def stop(e):
+        calls.append(e)
+        return False
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        est = MulticlassSSVM(tol=1e-12, callback=stop).fit(X, y)
+    assert len(calls) == 1 and np.isfinite(est.objective_curve_[0])
+    assert len(est.dual_curve_) == len(est.timestamps_) == 1
+
+
+def test_class_weight_balanced_equals_sample_weight():
+    X, y = random_multiclass(n=90, d=8, K=3, seed=8)
+    y[:60] = 0
+    counts = np.bincount(y)
+    sw = (len(y) / (3 * counts))[y]
+    a = MulticlassSSVM(class_weight="balanced", tol=1e-8, max_iter=100000).fit(X, y)
+    b = MulticlassSSVM(tol=1e-8, max_iter=100000).fit(X, y, sample_weight=sw)
+    np.testing.assert_allclose(a.coef_, b.coef_, atol=1e-6)
+
+
+def test_predict_with_more_or_fewer_features_than_training():
+    X, y = random_multiclass(n=40, d=6, K=3, seed=9)
+    est = MulticlassSSVM().fit(X, y)
+    wider = sp.hstack([X, sp.random(40, 3, density=0.5, random_state=1)]).tocsr()
+    assert np.array_equal(est.predict(wider), est.predict(X))
+    narrow = X[:, :4]
+    expected = np.asarray(narrow @ est.coef_[:, :4].T) + est.intercept_
+    np.testing.assert_allclose(est.decision_function(narrow), expected)
