@@ -42,6 +42,7 @@ cdef class SDMSolver:
     cdef int[::1] ybuf
     cdef double *H
     cdef double *dalpha
+    cdef double *G           # n x n Gram matrix of the visited working set
     cdef Py_ssize_t scratch_cap
     cdef Py_ssize_t[::1] order
     cdef uint64_t rng_state
@@ -57,6 +58,7 @@ cdef class SDMSolver:
         self.ws_loss = NULL
         self.H = NULL
         self.dalpha = NULL
+        self.G = NULL
         self.n = 0
 
     def __init__(self, Structure structure, Cs, unsigned long long seed=0, int max_inner=100):
@@ -111,10 +113,12 @@ cdef class SDMSolver:
         free(self.ws_loss)
         free(self.H)
         free(self.dalpha)
+        free(self.G)
 
     cdef int _ensure_scratch(self, Py_ssize_t m) noexcept nogil:
         cdef double *h
         cdef double *d
+        cdef double *g
         if m <= self.scratch_cap:
             return 0
         m = max(m, 2 * self.scratch_cap)
@@ -126,6 +130,10 @@ cdef class SDMSolver:
         if d == NULL:
             return -1
         self.dalpha = d
+        g = <double *> realloc(self.G, m * m * sizeof(double))
+        if g == NULL:
+            return -1
+        self.G = g
         self.scratch_cap = m
         return 0
 
@@ -182,6 +190,7 @@ cdef class SDMSolver:
         cdef double *alpha
         cdef double *H
         cdef double *dalpha
+        cdef double *G
         if use_oracle:
             self.st.oracle(w, i, 1.0, &self.ybuf[0], &m, &d, &self.work[0])
             self.n_oracle_calls += 1
@@ -201,6 +210,12 @@ cdef class SDMSolver:
         for k in range(n):
             H[k] = self.ws_loss[i][k] + self.st.score(w, i, labs + k * L) - fyi
             dalpha[k] = 0.0
+        # Gram matrix of the working set, once per visit: SMO steps then cost O(n).
+        G = self.G
+        for k in range(n):
+            for kk in range(k, n):
+                G[k * n + kk] = self.st.gram(i, labs + k * L, labs + kk * L)
+                G[kk * n + k] = G[k * n + kk]
         viol = -1.0
         for step in range(self.max_inner):
             up = 0
@@ -217,8 +232,7 @@ cdef class SDMSolver:
                 viol = gap
             if gap <= inner_tol or up == down:
                 break
-            q = (self.st.gram(i, labs + up * L, labs + up * L) + self.st.gram(i, labs + down * L, labs + down * L)
-                 - 2.0 * self.st.gram(i, labs + up * L, labs + down * L))
+            q = G[up * n + up] + G[down * n + down] - 2.0 * G[up * n + down]
             delta = gap / q if q > 1e-300 else alpha[down]
             if delta >= alpha[down]:
                 delta = alpha[down]
@@ -229,8 +243,7 @@ cdef class SDMSolver:
             dalpha[up] += delta
             dalpha[down] -= delta
             for k in range(n):
-                H[k] -= delta * (self.st.gram(i, labs + k * L, labs + up * L)
-                                 - self.st.gram(i, labs + k * L, labs + down * L))
+                H[k] -= delta * (G[up * n + k] - G[down * n + k])
             self.n_smo_steps += 1
         for k in range(n):
             if dalpha[k] != 0.0:
@@ -256,15 +269,17 @@ cdef class SDMSolver:
         cdef Py_ssize_t t, i
         cdef double v, vmax = 0.0
         cdef bint oom = False
+        cdef Py_ssize_t m = 0
         with nogil:
-            if self.n > 1:
-                rng_shuffle(&self.rng_state, &self.order[0], self.n)
-            for t in range(self.n):
+            # Type-II passes visit only working sets of size >= 2 (the others have no violation).
+            for i in range(self.n):
+                if self.Cs[i] > 0.0 and (use_oracle or self.ws_n[i] >= 2):
+                    self.order[m] = i
+                    m += 1
+            if m > 1:
+                rng_shuffle(&self.rng_state, &self.order[0], m)
+            for t in range(m):
                 i = self.order[t]
-                if self.Cs[i] <= 0.0:
-                    continue
-                if not use_oracle and self.ws_n[i] < 2:
-                    continue
                 v = self._visit(i, use_oracle, inner_tol)
                 if v == -1.0:
                     oom = True

@@ -280,7 +280,7 @@ def dump_svmlight_file(X, y, f, zero_based=False, lengths=None, comment=None):
     if multilabel:
         if lengths is not None:
             raise ValueError("lengths (sequences) needs a 1-D y")
-        Y = _as_csr(y, "y")
+        Y = _as_csr(y, "y").copy()          # never modify the caller's arrays
         Y.eliminate_zeros()
         if Y.shape[0] != n:
             raise ValueError(f"X has {n} rows but y has {Y.shape[0]}")
@@ -307,27 +307,21 @@ def dump_svmlight_file(X, y, f, zero_based=False, lengths=None, comment=None):
         qid_text = np.repeat(np.arange(1, lengths.size + 1), lengths).tolist()
 
     base = 0 if zero_based else 1
-    tokens = [f"{i}:{v}" for i, v in zip((X.indices.astype(np.int64) + base).tolist(),
-                                         _fmt_numbers(X.data))]
-    indptr = X.indptr.tolist()
-    out = []
-    if comment:
-        for c in str(comment).splitlines():
-            out.append(f"# {c}\n")
-    for i in range(n):
-        a, b = indptr[i], indptr[i + 1]
-        parts = [lab_text[i]]
-        if qid_text is not None:
-            parts.append(f"qid:{qid_text[i]}")
-        if a < b:
-            parts.extend(tokens[a:b])
-        elif multilabel and not lab_text[i]:
-            if d == 0:
-                raise ValueError(f"row {i} has no label, no feature and X has no column: "
-                                 "svmlight cannot represent it")
-            parts.append(f"{base}:0")
-        out.append(" ".join(parts) + "\n")
-    payload = "".join(out).encode("ascii")
+    prefixes = lab_text
+    if qid_text is not None:
+        prefixes = [f"{t} qid:{q}" for t, q in zip(lab_text, qid_text)]
+    if multilabel:
+        empty = np.flatnonzero(np.diff(X.indptr) == 0).tolist()
+        for i in empty:
+            if not prefixes[i]:
+                if d == 0:
+                    raise ValueError(f"row {i} has no label, no feature and X has no column: "
+                                     "svmlight cannot represent it")
+                prefixes[i] = f" {base}:0"
+    head = "".join(f"# {c}\n" for c in str(comment).splitlines()) if comment else ""
+    payload = head.encode("utf-8") + _svmlight.format_lines(
+        [p.encode("ascii") for p in prefixes], X.indptr.astype(np.int64),
+        X.indices.astype(np.int64), X.data, base)
 
     if isinstance(f, (str, bytes, os.PathLike)):
         path = os.fsdecode(os.fspath(f))

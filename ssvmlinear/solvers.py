@@ -13,6 +13,8 @@ from ._kernels.sdm import SDMSolver
 
 # Type-II passes (working sets only) allowed between two type-I (oracle) passes.
 MAX_TYPE2_PASSES = 10
+# Type-II passes stop once the violation falls below max(tol, TYPE2_RATIO * last type-I violation).
+TYPE2_RATIO = 0.0
 
 
 class FitResult:
@@ -63,7 +65,7 @@ def fit_sdm(structure, Cs, tol, max_iter, seed, verbose=0, callback=None, estima
                     break
                 viol2 = solver.run_pass(False, inner_tol)
                 passes += 1
-                if viol2 <= tol:
+                if viol2 <= max(tol, TYPE2_RATIO * viol):
                     break
     except KeyboardInterrupt:
         interrupted = True

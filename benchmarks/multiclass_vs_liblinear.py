@@ -1,0 +1,132 @@
+"""Multiclass SDM (ssvmlinear -s 0) vs LIBLINEAR -s 4 (Crammer-Singer) on OCR letters.
+
+OCR letters flattened to independent letters (128 binary pixels, 26 classes). Splits:
+  small: train on the words of fold 0, test on folds 1-9
+  large: train on folds 1-9, test on fold 0
+Both solvers get the same problem (no bias) and the same tolerance (-e 0.1, LIBLINEAR's default
+and the same KKT-violation rule). Every fit runs in a fresh subprocess, so that its peak RSS is its
+own; runs of the two solvers are interleaved; the table shows the median of --reps train times, the
+primal objective of the returned weights computed by one common function, test accuracy and peak
+RSS, with ours/LIBLINEAR ratios.
+
+    python benchmarks/multiclass_vs_liblinear.py                 # all splits, C in 0.01 0.1 1 10
+    python benchmarks/multiclass_vs_liblinear.py --split large --C 0.1 1
+"""
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+DATA = Path(__file__).resolve().parent.parent / "data"
+
+
+def load_split(split):
+    from ssvmlinear import load_svmlight_file
+    X, y, lengths = load_svmlight_file(DATA / "ocr_letters.svm.gz", n_features=128)
+    folds = np.repeat(np.loadtxt(DATA / "ocr_letters.folds", dtype=np.int64), lengths)
+    train = folds == 0 if split == "small" else folds != 0
+    return X[train], y[train], X[~train], y[~train]
+
+
+def primal_objective(W, X, y, classes, C):
+    """1/2 ||W||^2 + C sum_i max_k [1(k != y_i) + w_k x_i - w_{y_i} x_i]  (W: n_classes x n_features)."""
+    S = np.asarray(X @ W.T)
+    rows = np.arange(S.shape[0])
+    yi = np.searchsorted(classes, y)
+    aug = S + 1.0
+    aug[rows, yi] -= 1.0
+    return 0.5 * float(np.sum(W * W)) + C * float(np.sum(aug.max(axis=1) - S[rows, yi]))
+
+
+def worker(solver, split, C, tol, out):
+    Xtr, ytr, _, _ = load_split(split)
+    rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    if solver == "ssvmlinear":
+        from ssvmlinear import MulticlassSSVM
+        t = time.perf_counter()
+        est = MulticlassSSVM(C=C, tol=tol, fit_intercept=False, max_iter=100000).fit(Xtr, ytr)
+        seconds = time.perf_counter() - t
+        W, classes, iters = est.coef_, est.classes_, est.n_iter_
+    else:
+        from liblinear import liblinearutil as ll
+        prob = ll.problem(ytr, Xtr)
+        param = ll.parameter(f"-s 4 -c {C} -e {tol} -q")
+        t = time.perf_counter()
+        model = ll.train(prob, param)
+        seconds = time.perf_counter() - t
+        labels = np.array(model.get_labels(), dtype=np.float64)
+        nf, K = model.get_nr_feature(), len(labels)
+        W = np.array([[model.get_decfun_coef(j + 1, k) for j in range(nf)] for k in range(K)])
+        order = np.argsort(labels)
+        W, classes, iters = W[order], labels[order], -1
+        if nf < Xtr.shape[1]:
+            W = np.hstack([W, np.zeros((K, Xtr.shape[1] - nf))])
+    rss1 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    np.savez(out, W=W, classes=classes, seconds=seconds, rss=rss1 * 1024, rss_train=(rss1 - rss0) * 1024,
+             iters=iters)
+
+
+def run_one(solver, split, C, tol):
+    with tempfile.TemporaryDirectory() as d:
+        out = os.path.join(d, "r.npz")
+        subprocess.run([sys.executable, __file__, "--worker", solver, split, repr(C), repr(tol), out], check=True)
+        r = np.load(out)
+        return {k: r[k] for k in r.files}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--split", nargs="+", default=["small", "large"], choices=["small", "large"])
+    ap.add_argument("--C", nargs="+", type=float, default=[0.01, 0.1, 1.0, 10.0])
+    ap.add_argument("--tol", type=float, default=0.1)
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--json", help="also write the rows to this file")
+    ap.add_argument("--worker", nargs=5, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.worker:
+        solver, split, C, tol, out = args.worker
+        worker(solver, split, float(C), float(tol), out)
+        return
+    rows = []
+    header = (f"{'split':6} {'C':>6} | {'ours s':>8} {'LL s':>8} {'ratio':>6} | {'ours primal':>14} {'LL primal':>14} "
+              f"{'rel diff':>9} | {'ours acc':>8} {'LL acc':>8} | {'ours MB':>7} {'LL MB':>7}")
+    print(header)
+    print("-" * len(header))
+    for split in args.split:
+        Xtr, ytr, Xte, yte = load_split(split)
+        for C in args.C:
+            runs = {"ssvmlinear": [], "liblinear": []}
+            for _ in range(args.reps):
+                for solver in runs:
+                    runs[solver].append(run_one(solver, split, C, args.tol))
+            row = {"split": split, "C": C, "n_train": Xtr.shape[0], "n_test": Xte.shape[0]}
+            for solver, rs in runs.items():
+                r = rs[0]
+                row[solver] = dict(
+                    seconds=float(np.median([x["seconds"] for x in rs])),
+                    all_seconds=[float(x["seconds"]) for x in rs],
+                    primal=primal_objective(r["W"], Xtr, ytr, r["classes"], C),
+                    accuracy=float(np.mean(r["classes"][np.argmax(np.asarray(Xte @ r["W"].T), axis=1)] == yte)),
+                    peak_rss_mb=max(float(x["rss"]) for x in rs) / 2**20,
+                    iters=int(r["iters"]))
+            o, l = row["ssvmlinear"], row["liblinear"]
+            row["time_ratio"] = o["seconds"] / l["seconds"]
+            row["primal_rel_diff"] = (o["primal"] - l["primal"]) / l["primal"]
+            rows.append(row)
+            print(f"{split:6} {C:6g} | {o['seconds']:8.3f} {l['seconds']:8.3f} {row['time_ratio']:6.2f} | "
+                  f"{o['primal']:14.6f} {l['primal']:14.6f} {row['primal_rel_diff']:+9.2e} | "
+                  f"{100 * o['accuracy']:7.2f}% {100 * l['accuracy']:7.2f}% | "
+                  f"{o['peak_rss_mb']:7.1f} {l['peak_rss_mb']:7.1f}", flush=True)
+    if args.json:
+        Path(args.json).write_text(json.dumps(rows, indent=1))
+
+
+if __name__ == "__main__":
+    main()
