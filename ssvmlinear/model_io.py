@@ -37,7 +37,7 @@ def save_model(estimator, path):
     ltype = _label_type(classes)
     if ltype == "str" and any(not str(c) or any(ch.isspace() for ch in str(c)) for c in classes):
         raise ValueError("labels containing whitespace (or empty labels) cannot be written to a model file")
-    labels = [repr(float(c)) if ltype == "float" else str(c) for c in classes]
+    labels = [format_label(c) for c in classes]
     bias = estimator._bias
     W = estimator.coef_.T
     if bias > 0:

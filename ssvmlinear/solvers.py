@@ -53,8 +53,9 @@ def fit_sdm(structure, Cs, tol, max_iter, seed, verbose=0, callback=None, estima
             primal_curve.append(solver.primal() if monitor_primal else np.nan)
             timestamps.append(time.perf_counter() - t0)
             if verbose:
-                print(f"[sdm] iter {outer:4d} passes {passes:5d} violation {viol:.3e} primal {primal_curve[-1]:.6g} "
-                      f"dual {dual:.6g} time {timestamps[-1]:.2f}s", flush=True)
+                primal_txt = f" primal {primal_curve[-1]:.10g}" if monitor_primal else ""
+                print(f"[sdm] iter {outer:4d} passes {passes:5d} violation {viol:.3e}{primal_txt} "
+                      f"dual {dual:.10g} time {timestamps[-1]:.2f}s", flush=True)
             if viol <= tol:
                 converged = True
                 break

@@ -1,0 +1,178 @@
+"""ssvm-train / ssvm-predict and model files."""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from ssvmlinear import MulticlassSSVM, dump_svmlight_file, load_svmlight_file, save_model, load_model
+from ssvmlinear.cli import train_main, predict_main
+
+from conftest import random_multiclass, DATA
+
+
+@pytest.fixture
+def train_test_files(tmp_path):
+    X, y = random_multiclass(n=120, d=15, K=4, density=0.4, seed=11)
+    y = np.array([3, 7, 11, 20])[y]  # arbitrary numeric labels
+    dump_svmlight_file(X[:90], y[:90], tmp_path / "train.svm")
+    dump_svmlight_file(X[90:], y[90:], tmp_path / "test.svm")
+    return tmp_path / "train.svm", tmp_path / "test.svm"
+
+
+def test_usage_without_arguments(capsys):
+    assert train_main([]) == 1
+    out = capsys.readouterr().out
+    for opt in ("-s type", "-t structure", "-c cost", "-e epsilon", "-B bias", "-m max_iter", "-v n", "-n jobs",
+                "-r seed", "-q"):
+        assert opt in out
+    assert predict_main([]) == 1
+    assert "Usage: ssvm-predict" in capsys.readouterr().out
+
+
+def test_cli_and_api_give_identical_predictions(train_test_files, tmp_path, capsys):
+    train, test = train_test_files
+    model, out = tmp_path / "m.model", tmp_path / "pred.txt"
+    assert train_main(["-c", "0.5", "-e", "0.001", "-B", "1", "-q", str(train), str(model)]) == 0
+    assert predict_main([str(test), str(model), str(out)]) == 0
+    printed = capsys.readouterr().out
+    pred_cli = np.loadtxt(out)
+    X, y = load_svmlight_file(train, zero_based=False)
+    Xt, yt = load_svmlight_file(test, zero_based=False, n_features=X.shape[1])
+    est = MulticlassSSVM(C=0.5, tol=0.001, fit_intercept=True, intercept_scaling=1.0, random_state=1).fit(X, y)
+    pred_api = est.predict(Xt)
+    assert np.array_equal(pred_cli, pred_api)
+    correct = int(np.sum(pred_api == yt))
+    assert f"Accuracy = {100.0 * correct / len(yt):g}% ({correct}/{len(yt)})" in printed
+    loaded = load_model(model)
+    np.testing.assert_array_equal(loaded.coef_, est.coef_)
+    np.testing.assert_array_equal(loaded.intercept_, est.intercept_)
+
+
+def test_console_scripts_installed(train_test_files, tmp_path):
+    train, test = train_test_files
+    model = tmp_path / "m.model"
+    bindir = os.path.dirname(sys.executable)
+    r = subprocess.run([os.path.join(bindir, "ssvm-train"), "-q", str(train), str(model)], capture_output=True,
+                       text=True)
+    assert r.returncode == 0, r.stderr
+    r = subprocess.run([os.path.join(bindir, "ssvm-predict"), str(test), str(model), str(tmp_path / "p")],
+                       capture_output=True, text=True)
+    assert r.returncode == 0 and r.stdout.startswith("Accuracy = ")
+
+
+def test_cross_validation(train_test_files, capsys):
+    train, _ = train_test_files
+    assert train_main(["-v", "3", "-q", "-n", "2", str(train)]) == 0
+    out = capsys.readouterr().out
+    acc = float(out.split("=")[1].strip().rstrip("%"))
+    assert 40.0 < acc <= 100.0
+
+
+def test_cross_validation_matches_manual_folds(train_test_files):
+    from ssvmlinear.model_selection import cross_val_predict, kfold_indices
+    X, y = load_svmlight_file(train_test_files[0])
+    est = MulticlassSSVM(C=1.0, random_state=0)
+    p1 = cross_val_predict(est, X, y, 3, seed=5, n_jobs=1)
+    p2 = cross_val_predict(est, X, y, 3, seed=5, n_jobs=2)
+    assert np.array_equal(p1, p2)
+    fold = kfold_indices(X.shape[0], 3, seed=5)
+    test = fold == 1
+    manual = MulticlassSSVM(C=1.0, random_state=0).fit(X[~test], y[~test]).predict(X[test])
+    assert np.array_equal(p1[test], manual)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["-s", "1"], "-s 1 (sdcd, lse) is not available"),
+    (["-s", "9"], "unknown solver type"),
+    (["-c", "-1"], "C must be > 0"),
+    (["-x", "1"], "unknown option: -x"),
+    (["-m", "1.5"], "bad value for -m"),
+    (["-c", "abc"], "bad value for -c"),
+    (["-t", "tree"], "unknown structure"),
+])
+def test_bad_options_exit_nonzero(argv, message, train_test_files, capsys):
+    assert train_main(argv + [str(train_test_files[0])]) == 1
+    assert message in capsys.readouterr().err
+
+
+def test_option_without_value(capsys):
+    assert train_main(["-q", "-c"]) == 1
+    assert "option -c needs a value" in capsys.readouterr().err
+
+
+def test_bad_training_file_names_file_and_line(tmp_path, capsys):
+    bad = tmp_path / "bad.svm"
+    bad.write_text("1 1:0.5 2:1\n2 3:1 2:1\n")
+    assert train_main(["-q", str(bad), str(tmp_path / "m")]) == 1
+    err = capsys.readouterr().err
+    assert f"{bad}:2:" in err
+    assert not (tmp_path / "m").exists()
+
+
+def test_chain_files_need_t_multiclass_for_now(capsys, tmp_path):
+    assert train_main(["-q", str(DATA / "ocr_letters_test.svm.gz"), str(tmp_path / "m")]) == 1
+    assert "use -t multiclass" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------- model files
+
+@pytest.mark.parametrize("labels", [np.array([3, 7, 11, 20]), np.array([0.5, 1.25, -3.0, 1e-300]),
+                                    np.array(["ant", "bee", "cow", "dog"])])
+@pytest.mark.parametrize("fit_intercept", [False, True])
+def test_model_round_trip_is_exact(labels, fit_intercept, tmp_path):
+    X, y = random_multiclass(n=60, d=9, K=4, seed=12)
+    est = MulticlassSSVM(C=0.7, fit_intercept=fit_intercept, intercept_scaling=2.5).fit(X, labels[y])
+    save_model(est, tmp_path / "m")
+    back = load_model(tmp_path / "m")
+    assert np.array_equal(back.classes_, est.classes_) and back.classes_.dtype.kind == est.classes_.dtype.kind
+    np.testing.assert_array_equal(back.coef_, est.coef_)
+    np.testing.assert_array_equal(back.intercept_, est.intercept_)
+    assert np.array_equal(back.predict(X), est.predict(X))
+    save_model(back, tmp_path / "m2")
+    assert (tmp_path / "m").read_text() == (tmp_path / "m2").read_text()
+
+
+def _saved_model_lines(tmp_path):
+    X, y = random_multiclass(n=40, d=4, K=3, seed=13)
+    save_model(MulticlassSSVM().fit(X, y), tmp_path / "m")
+    return (tmp_path / "m").read_text().split("\n")
+
+
+@pytest.mark.parametrize("corrupt, message", [
+    (lambda L: ["liblinear_model"] + L[1:], ":1: not an ssvmlinear model file"),
+    (lambda L: L[:-3], "truncated"),
+    (lambda L: L[:-2] + ["1.0 abc 2.0", ""], "weights must be numbers"),
+    (lambda L: L[:-2] + ["1.0 2.0", ""], "expected 3 weights, found 2"),
+    (lambda L: [x.replace("nr_class 3", "nr_class x") for x in L], "bad nr_class value"),
+    (lambda L: [x for x in L if not x.startswith("label ")], "no 'label' line"),
+    (lambda L: L + ["0 0 0"], "unexpected content after the weights"),
+    (lambda L: [x.replace("structure multiclass", "structure forest") for x in L], "unknown structure"),
+])
+def test_corrupt_model_gives_clear_error(corrupt, message, tmp_path, capsys):
+    lines = _saved_model_lines(tmp_path)
+    (tmp_path / "bad").write_text("\n".join(corrupt(lines)))
+    with pytest.raises(ValueError, match=message) as info:
+        load_model(tmp_path / "bad")
+    assert str(tmp_path / "bad") in str(info.value)
+    test = tmp_path / "t.svm"
+    test.write_text("1 1:1\n")
+    assert predict_main([str(test), str(tmp_path / "bad"), str(tmp_path / "out")]) == 1
+    assert "ssvm-predict: error:" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
+
+
+def test_model_write_is_atomic(tmp_path, monkeypatch):
+    X, y = random_multiclass(n=40, d=4, K=3, seed=14)
+    est = MulticlassSSVM().fit(X, y)
+    save_model(est, tmp_path / "m")
+    before = (tmp_path / "m").read_text()
+
+    def boom(src, dst):
+        raise OSError("disk full")
+    monkeypatch.setattr(os, "replace", boom)
+    with pytest.raises(OSError):
+        save_model(MulticlassSSVM(C=5.0).fit(X, y), tmp_path / "m")
+    assert (tmp_path / "m").read_text() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m"]
