@@ -1,0 +1,19 @@
+from ssvmlinear._kernels.structure cimport Structure
+
+
+cdef class ChainStructure(Structure):
+    # phi(x, y) = sum_t x_t (x) e_{y_t} + transition counts (K x K) [+ start/end indicators].
+    # Weights: unary n_cols x K (feature-major) at 0, transitions[prev, next] at trans_off,
+    # start (K) at start_off and end (K) at end_off when use_start_end. Hamming loss, optionally
+    # divided by the sequence length.
+    cdef readonly Py_ssize_t n_tags
+    cdef readonly bint use_start_end
+    cdef readonly bint normalize_loss
+    cdef readonly Py_ssize_t trans_off, start_off, end_off
+    cdef const long long[::1] starts      # token offsets of the sequences (n_examples + 1)
+    cdef const int[::1] y                 # tags of all tokens
+
+    cdef double _unary_scores(self, const double *w, Py_ssize_t i, double lam, double *U) noexcept nogil
+    cdef double _loss_weight(self, Py_ssize_t i) noexcept nogil
+    cdef void loss_indexed_oracle(self, const double *w, Py_ssize_t i, double *best_m, int *labels,
+                                  double *work) noexcept nogil

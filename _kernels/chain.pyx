@@ -1,0 +1,266 @@
+# cython: language_level=3
+"""Chain (sequence labeling) structure: Viterbi lambda-oracle, loss-indexed oracle, Gram, update."""
+import numpy as np
+
+from ssvmlinear._kernels.dataset cimport CSRDataset, Row, row_dot, row_axpy, row_gemv, row_row_dot
+from ssvmlinear._kernels.structure cimport Structure
+
+cdef double NEG_INF = -1e300
+
+
+cdef class ChainStructure(Structure):
+    """Examples are sequences: rows starts[i]..starts[i+1]-1 of X; tags 0..K-1 (int32)."""
+
+    def __init__(self, CSRDataset X, y, lengths, Py_ssize_t n_tags, bint use_start_end=False,
+                 bint normalize_loss=False):
+        y = np.ascontiguousarray(y, dtype=np.int32)
+        lengths = np.asarray(lengths, dtype=np.int64)
+        if y.shape[0] != X.n_rows:
+            raise ValueError(f"X has {X.n_rows} rows (tokens) but y has {y.shape[0]} tags")
+        if lengths.sum() != X.n_rows or (lengths.shape[0] and lengths.min() < 1):
+            raise ValueError("lengths must be positive and sum to the number of rows of X")
+        if y.shape[0] and (y.min() < 0 or y.max() >= n_tags):
+            raise ValueError("tag indices must lie in [0, n_tags)")
+        starts = np.zeros(lengths.shape[0] + 1, dtype=np.int64)
+        np.cumsum(lengths, out=starts[1:])
+        self.X = X
+        self.y = y
+        self.starts = starts
+        self.n_tags = n_tags
+        self.use_start_end = use_start_end
+        self.normalize_loss = normalize_loss
+        self.n_examples = lengths.shape[0]
+        self.trans_off = X.n_cols * n_tags
+        self.start_off = self.trans_off + n_tags * n_tags
+        self.end_off = self.start_off + n_tags
+        self.n_weights = self.start_off + (2 * n_tags if use_start_end else 0)
+        self.max_label_len = int(lengths.max()) if lengths.shape[0] else 1
+
+    def __reduce__(self):
+        lengths = np.diff(np.asarray(self.starts))
+        return (ChainStructure, (self.X, np.asarray(self.y), lengths, self.n_tags, self.use_start_end,
+                                 self.normalize_loss))
+
+    cdef Py_ssize_t label_len(self, Py_ssize_t i) noexcept nogil:
+        return <Py_ssize_t> (self.starts[i + 1] - self.starts[i])
+
+    cdef const int* true_label(self, Py_ssize_t i) noexcept nogil:
+        return &self.y[self.starts[i]]
+
+    cdef double _loss_weight(self, Py_ssize_t i) noexcept nogil:
+        return 1.0 / self.label_len(i) if self.normalize_loss else 1.0
+
+    cdef double score(self, const double *w, Py_ssize_t i, const int *y) noexcept nogil:
+        cdef Py_ssize_t t, T = self.label_len(i), s0 = self.starts[i], K = self.n_tags
+        cdef double f = 0.0
+        for t in range(T):
+            f += row_dot(self.X.row(s0 + t), w, K, y[t])
+            if t > 0:
+                f += w[self.trans_off + y[t - 1] * K + y[t]]
+        if self.use_start_end:
+            f += w[self.start_off + y[0]] + w[self.end_off + y[T - 1]]
+        return f
+
+    cdef double loss(self, Py_ssize_t i, const int *y) noexcept nogil:
+        cdef Py_ssize_t t, T = self.label_len(i)
+        cdef const int *yi = self.true_label(i)
+        cdef double d = 0.0
+        for t in range(T):
+            if y[t] != yi[t]:
+                d += 1.0
+        return d * self._loss_weight(i)
+
+    cdef double _unary_scores(self, const double *w, Py_ssize_t i, double lam, double *U) noexcept nogil:
+        """U[t*K + k] = x_t . w_k + lam * loss of tag k at t; returns the truth's unary score."""
+        cdef Py_ssize_t t, k, T = self.label_len(i), s0 = self.starts[i], K = self.n_tags
+        cdef const int *yi = self.true_label(i)
+        cdef double a = lam * self._loss_weight(i), f = 0.0
+        for t in range(T):
+            row_gemv(self.X.row(s0 + t), w, K, U + t * K)
+            f += U[t * K + yi[t]]
+            if a != 0.0:
+                for k in range(K):
+                    if k != yi[t]:
+                        U[t * K + k] += a
+        return f
+
+    cdef double oracle(self, const double *w, Py_ssize_t i, double lam, int *y_out,
+                       double *m_out, double *delta_out, double *work) noexcept nogil:
+        # Viterbi on unary + lam * Hamming; ties go to the lowest tag (backwards: lowest predecessor).
+        cdef Py_ssize_t t, k, p, T = self.label_len(i), K = self.n_tags
+        cdef const int *yi = self.true_label(i)
+        cdef double *U = work
+        cdef double *V = work + T * K
+        cdef double *B = work + 2 * T * K
+        cdef const double *tr = w + self.trans_off
+        cdef double v, best, fyi, fy, d
+        cdef int arg
+        fyi = self._unary_scores(w, i, lam, U)
+        for k in range(K):
+            V[k] = U[k] + (w[self.start_off + k] if self.use_start_end else 0.0)
+        for t in range(1, T):
+            for k in range(K):
+                best = NEG_INF
+                arg = 0
+                for p in range(K):
+                    v = V[(t - 1) * K + p] + tr[p * K + k]
+                    if v > best:
+                        best = v
+                        arg = <int> p
+                V[t * K + k] = best + U[t * K + k]
+                B[t * K + k] = arg
+        best = NEG_INF
+        arg = 0
+        for k in range(K):
+            v = V[(T - 1) * K + k] + (w[self.end_off + k] if self.use_start_end else 0.0)
+            if v > best:
+                best = v
+                arg = <int> k
+        y_out[T - 1] = arg
+        for t in range(T - 1, 0, -1):
+            y_out[t - 1] = <int> B[t * K + y_out[t]]
+        # m = f(y) - f(y_i) from the unary table (U holds lam * loss on wrong tags).
+        d = self.loss(i, y_out)
+        fy = best - lam * d
+        for t in range(1, T):
+            fyi += tr[yi[t - 1] * K + yi[t]]
+        if self.use_start_end:
+            fyi += w[self.start_off + yi[0]] + w[self.end_off + yi[T - 1]]
+        m_out[0] = fy - fyi
+        delta_out[0] = d
+        return m_out[0] + lam * d
+
+    cdef void loss_indexed_oracle(self, const double *w, Py_ssize_t i, double *best_m, int *labels,
+                                  double *work) noexcept nogil:
+        """For every Hamming count l = 0..T: best_m[l] = max m(y) over labellings with l mistakes
+        and labels[l*T:(l+1)*T] one such labelling (ties: lowest tags). DP over (t, tag, mistakes)."""
+        cdef Py_ssize_t t, k, p, l, T = self.label_len(i), K = self.n_tags, L1 = T + 1
+        cdef const int *yi = self.true_label(i)
+        cdef double *U = work
+        cdef double *A = work + T * K                    # A[(t*K + k)*L1 + l]
+        cdef double *B = work + T * K + T * K * L1       # argmax predecessor
+        cdef const double *tr = w + self.trans_off
+        cdef double v, best, fyi
+        cdef int arg, e
+        fyi = self._unary_scores(w, i, 0.0, U)
+        for t in range(1, T):
+            fyi += tr[yi[t - 1] * K + yi[t]]
+        if self.use_start_end:
+            fyi += w[self.start_off + yi[0]] + w[self.end_off + yi[T - 1]]
+        for k in range(K):
+            e = 1 if k != yi[0] else 0
+            for l in range(L1):
+                A[k * L1 + l] = NEG_INF
+            A[k * L1 + e] = U[k] + (w[self.start_off + k] if self.use_start_end else 0.0)
+        for t in range(1, T):
+            for k in range(K):
+                e = 1 if k != yi[t] else 0
+                for l in range(L1):
+                    A[(t * K + k) * L1 + l] = NEG_INF
+                    B[(t * K + k) * L1 + l] = 0
+                    if l - e < 0:
+                        continue
+                    best = NEG_INF
+                    arg = 0
+                    for p in range(K):
+                        v = A[((t - 1) * K + p) * L1 + l - e]
+                        if v <= NEG_INF:
+                            continue
+                        v += tr[p * K + k]
+                        if v > best:
+                            best = v
+                            arg = <int> p
+                    if best > NEG_INF:
+                        A[(t * K + k) * L1 + l] = best + U[t * K + k]
+                        B[(t * K + k) * L1 + l] = arg
+        for l in range(L1):
+            best = NEG_INF
+            arg = -1
+            for k in range(K):
+                v = A[((T - 1) * K + k) * L1 + l]
+                if v <= NEG_INF:
+                    continue
+                v += (w[self.end_off + k] if self.use_start_end else 0.0)
+                if v > best:
+                    best = v
+                    arg = <int> k
+            if arg < 0:
+                best_m[l] = NEG_INF
+                for t in range(T):
+                    labels[l * T + t] = -1
+                continue
+            best_m[l] = best - fyi
+            labels[l * T + T - 1] = arg
+            e = l
+            for t in range(T - 1, 0, -1):
+                k = labels[l * T + t]
+                p = <Py_ssize_t> B[(t * K + k) * L1 + e]
+                if k != yi[t]:
+                    e -= 1
+                labels[l * T + t - 1] = <int> p
+
+    cdef double gram(self, Py_ssize_t i, const int *a, const int *b) noexcept nogil:
+        # dphi(a) . dphi(b) with dphi(y) = phi(y_i) - phi(y); unary terms only where a or b differ
+        # from y_i, transitions and start/end by counting matches.
+        cdef Py_ssize_t t, s, T = self.label_len(i), s0 = self.starts[i]
+        cdef const int *yi = self.true_label(i)
+        cdef double g = 0.0, c
+        for t in range(T):
+            if a[t] == yi[t]:
+                continue
+            for s in range(T):
+                if b[s] == yi[s]:
+                    continue
+                c = ((yi[t] == yi[s]) - (yi[t] == b[s]) - (a[t] == yi[s]) + (a[t] == b[s]))
+                if c != 0.0:
+                    g += c * row_row_dot(self.X.row(s0 + t), self.X.row(s0 + s))
+        for t in range(1, T):
+            for s in range(1, T):
+                g += (_same(yi, yi, t, s) - _same(yi, b, t, s) - _same(a, yi, t, s) + _same(a, b, t, s))
+        if self.use_start_end:
+            g += ((yi[0] == yi[0]) - (yi[0] == b[0]) - (a[0] == yi[0]) + (a[0] == b[0]))
+            g += ((yi[T - 1] == yi[T - 1]) - (yi[T - 1] == b[T - 1]) - (a[T - 1] == yi[T - 1])
+                  + (a[T - 1] == b[T - 1]))
+        return g
+
+    cdef void update(self, double *w, Py_ssize_t i, double coef, const int *y) noexcept nogil:
+        cdef Py_ssize_t t, T = self.label_len(i), s0 = self.starts[i], K = self.n_tags
+        cdef const int *yi = self.true_label(i)
+        cdef Row r
+        for t in range(T):
+            if y[t] != yi[t]:
+                r = self.X.row(s0 + t)
+                row_axpy(r, coef, w, K, yi[t])
+                row_axpy(r, -coef, w, K, y[t])
+            if t > 0 and (y[t] != yi[t] or y[t - 1] != yi[t - 1]):
+                w[self.trans_off + yi[t - 1] * K + yi[t]] += coef
+                w[self.trans_off + y[t - 1] * K + y[t]] -= coef
+        if self.use_start_end:
+            if y[0] != yi[0]:
+                w[self.start_off + yi[0]] += coef
+                w[self.start_off + y[0]] -= coef
+            if y[T - 1] != yi[T - 1]:
+                w[self.end_off + yi[T - 1]] += coef
+                w[self.end_off + y[T - 1]] -= coef
+
+    cdef Py_ssize_t workspace_size(self) noexcept nogil:
+        cdef Py_ssize_t T = self.max_label_len, K = self.n_tags
+        return T * K + 2 * T * K * (T + 1)
+
+    def py_loss_indexed_oracle(self, const double[::1] w, Py_ssize_t i):
+        """(best_m, labels) for l = 0..T (best_m = -inf where no labelling has l mistakes)."""
+        cdef Py_ssize_t T = self.label_len(i)
+        best = np.zeros(T + 1)
+        labels = np.zeros((T + 1) * T, dtype=np.int32)
+        work = np.zeros(self.workspace_size(), dtype=np.float64)
+        cdef double[::1] bv = best
+        cdef int[::1] lv = labels
+        cdef double[::1] wv = work
+        self.loss_indexed_oracle(&w[0], i, &bv[0], &lv[0], &wv[0])
+        best[best <= -1e299] = -np.inf
+        return best, labels.reshape(T + 1, T)
+
+
+cdef inline double _same(const int *u, const int *v, Py_ssize_t t, Py_ssize_t s) noexcept nogil:
+    """1 if transition t of u equals transition s of v."""
+    return 1.0 if (u[t - 1] == v[s - 1] and u[t] == v[s]) else 0.0

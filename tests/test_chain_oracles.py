@@ -1,0 +1,96 @@
+"""Chain structure: Viterbi lambda-oracle, loss-indexed oracle, score, Gram and update vs brute force."""
+import itertools
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from ssvmlinear._kernels.dataset import CSRDataset
+from ssvmlinear._kernels.chain import ChainStructure
+
+
+def random_chain_problem(seed, n_seq=3, max_T=5, K=3, d=4, start_end=False, normalize=False, bias=-1.0):
+    rng = np.random.default_rng(seed)
+    lengths = rng.integers(1, max_T + 1, n_seq)
+    n = int(lengths.sum())
+    X = sp.random(n, d, density=0.6, random_state=seed, format="csr", data_rvs=rng.standard_normal)
+    y = rng.integers(0, K, n).astype(np.int32)
+    st = ChainStructure(CSRDataset(X.tocsr(), bias), y, lengths, K, start_end, normalize)
+    w = rng.standard_normal(st.n_weights)
+    return st, X.toarray(), y, lengths, w
+
+
+def phi(D, y, K, start_end, bias):
+    """Explicit joint feature vector in the structure's weight layout."""
+    T, d = D.shape
+    cols = d + (1 if bias > 0 else 0)
+    U = np.zeros((cols, K))
+    for t in range(T):
+        U[:d, y[t]] += D[t]
+        if bias > 0:
+            U[d, y[t]] += bias
+    tr = np.zeros((K, K))
+    for t in range(1, T):
+        tr[y[t - 1], y[t]] += 1
+    parts = [U.ravel(), tr.ravel()]
+    if start_end:
+        s, e = np.zeros(K), np.zeros(K)
+        s[y[0]] = 1
+        e[y[-1]] = 1
+        parts += [s, e]
+    return np.concatenate(parts)
+
+
+CASES = [dict(start_end=se, normalize=nz, bias=b) for se in (False, True) for nz in (False, True)
+         for b in (-1.0, 1.0)]
+
+
+@pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize("seed", range(6))
+def test_chain_oracles_match_enumeration(case, seed):
+    K = 3 if seed % 2 else 2
+    st, D, y, lengths, w = random_chain_problem(seed, K=K, start_end=case["start_end"],
+                                                normalize=case["normalize"], bias=case["bias"])
+    starts = np.concatenate([[0], np.cumsum(lengths)])
+    for i in range(len(lengths)):
+        Di, yi = D[starts[i]:starts[i + 1]], y[starts[i]:starts[i + 1]]
+        T = len(yi)
+        labels = [np.array(c, dtype=np.int32) for c in itertools.product(range(K), repeat=T)]
+        phis = [phi(Di, lab, K, case["start_end"], case["bias"]) for lab in labels]
+        p_true = phi(Di, yi, K, case["start_end"], case["bias"])
+        f = np.array([w @ p for p in phis])
+        f_true = w @ p_true
+        scale = 1.0 / T if case["normalize"] else 1.0
+        ham = np.array([np.sum(lab != yi) for lab in labels])
+        loss = ham * scale
+        for j, lab in enumerate(labels[:20]):
+            assert st.py_score(w, i, lab) == pytest.approx(f[j], abs=1e-10)
+            assert st.py_loss(i, lab) == pytest.approx(loss[j], abs=1e-14)
+        # lambda-oracle
+        for lam in (0.0, 0.3, 1.0, 4.0):
+            vals = f - f_true + lam * loss
+            lab, m, d = st.py_oracle(w, i, lam)
+            j = int(np.argmax(vals))
+            assert m + lam * d == pytest.approx(vals[j], abs=1e-10)
+            assert np.array_equal(lab, labels[j])  # continuous random weights: a unique argmax
+            assert m == pytest.approx(f[j] - f_true, abs=1e-10) and d == pytest.approx(loss[j])
+        # loss-indexed oracle
+        best_m, best_lab = st.py_loss_indexed_oracle(w, i)
+        for ell in range(T + 1):
+            mask = ham == ell
+            if not mask.any():
+                assert best_m[ell] == -np.inf
+                continue
+            j = np.flatnonzero(mask)[np.argmax((f - f_true)[mask])]
+            assert best_m[ell] == pytest.approx(f[j] - f_true, abs=1e-10)
+            assert np.array_equal(best_lab[ell], labels[j])
+        # Gram and update
+        rng = np.random.default_rng(seed + 100)
+        for _ in range(5):
+            a, b = labels[rng.integers(len(labels))], labels[rng.integers(len(labels))]
+            da, db = p_true - phi(Di, a, K, case["start_end"], case["bias"]), \
+                p_true - phi(Di, b, K, case["start_end"], case["bias"])
+            assert st.py_gram(i, a, b) == pytest.approx(da @ db, abs=1e-10)
+            w2 = w.copy()
+            st.py_update(w2, i, -0.4, a)
+            np.testing.assert_allclose(w2, w - 0.4 * da, atol=1e-12)
