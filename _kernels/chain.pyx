@@ -247,6 +247,83 @@ cdef class ChainStructure(Structure):
         cdef Py_ssize_t T = self.max_label_len, K = self.n_tags
         return T * K + 2 * T * K * (T + 1)
 
+    cdef int kbest(self, const double *w, Py_ssize_t i, double lam, int kb, int *labels_out,
+                   double *values_out, double *work) noexcept nogil:
+        # List Viterbi: the kb best partial paths per (t, tag), merged from the K predecessor lists
+        # (each sorted, so a K-way selection suffices); ties: lowest predecessor tag, then rank.
+        cdef Py_ssize_t t, k, p, r, T = self.label_len(i), K = self.n_tags
+        cdef const int *yi = self.true_label(i)
+        cdef double *U = work
+        cdef double *S = U + T * K                   # S[(t*K + k)*kb + r]
+        cdef double *BT = S + T * K * kb             # predecessor tag
+        cdef double *BR = BT + T * K * kb            # predecessor rank
+        cdef double *N = BR + T * K * kb             # entries per (t, k)
+        cdef double *ptr = N + T * K                 # merge pointer per predecessor
+        cdef const double *tr = w + self.trans_off
+        cdef double v, best, fyi, sc
+        cdef int bp, got, nr, tag, rank
+        fyi = self._unary_scores(w, i, lam, U)
+        for t in range(1, T):
+            fyi += tr[yi[t - 1] * K + yi[t]]
+        if self.use_start_end:
+            fyi += w[self.start_off + yi[0]] + w[self.end_off + yi[T - 1]]
+        for k in range(K):
+            S[k * kb] = U[k] + (w[self.start_off + k] if self.use_start_end else 0.0)
+            N[k] = 1
+        for t in range(1, T):
+            for k in range(K):
+                for p in range(K):
+                    ptr[p] = 0
+                nr = 0
+                while nr < kb:
+                    best = NEG_INF
+                    bp = -1
+                    for p in range(K):
+                        if ptr[p] < N[(t - 1) * K + p]:
+                            v = S[((t - 1) * K + p) * kb + <Py_ssize_t> ptr[p]] + tr[p * K + k]
+                            if bp < 0 or v > best:
+                                best = v
+                                bp = <int> p
+                    if bp < 0:
+                        break
+                    S[(t * K + k) * kb + nr] = best + U[t * K + k]
+                    BT[(t * K + k) * kb + nr] = bp
+                    BR[(t * K + k) * kb + nr] = ptr[bp]
+                    ptr[bp] += 1
+                    nr += 1
+                N[t * K + k] = nr
+        for k in range(K):
+            ptr[k] = 0
+        got = 0
+        while got < kb:
+            best = NEG_INF
+            bp = -1
+            for k in range(K):
+                if ptr[k] < N[(T - 1) * K + k]:
+                    v = S[((T - 1) * K + k) * kb + <Py_ssize_t> ptr[k]] + \
+                        (w[self.end_off + k] if self.use_start_end else 0.0)
+                    if bp < 0 or v > best:
+                        best = v
+                        bp = <int> k
+            if bp < 0:
+                break
+            values_out[got] = best - fyi
+            tag = bp
+            rank = <int> ptr[bp]
+            ptr[bp] += 1
+            for t in range(T - 1, -1, -1):
+                labels_out[got * T + t] = tag
+                if t > 0:
+                    r = (t * K + tag) * kb + rank
+                    tag = <int> BT[r]
+                    rank = <int> BR[r]
+            got += 1
+        return got
+
+    cdef Py_ssize_t kbest_workspace_size(self, int kb) noexcept nogil:
+        cdef Py_ssize_t T = self.max_label_len, K = self.n_tags
+        return T * K + 3 * T * K * kb + T * K + K
+
     def py_loss_indexed_oracle(self, const double[::1] w, Py_ssize_t i):
         """(best_m, labels) for l = 0..T (best_m = -inf where no labelling has l mistakes)."""
         cdef Py_ssize_t T = self.label_len(i)

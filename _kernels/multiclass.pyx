@@ -72,3 +72,29 @@ cdef class MulticlassStructure(Structure):
 
     cdef Py_ssize_t workspace_size(self) noexcept nogil:
         return self.n_classes
+
+    cdef int kbest(self, const double *w, Py_ssize_t i, double lam, int k, int *labels_out,
+                   double *values_out, double *work) noexcept nogil:
+        # Selection of the k largest augmented scores (ties: lowest class first); work: 2K doubles.
+        cdef Py_ssize_t c, K = self.n_classes
+        cdef int yi = self.y[i], r, best
+        cdef double *used = work + K
+        row_gemv(self.X.row(i), w, K, work)
+        cdef double fyi = work[yi]
+        for c in range(K):
+            work[c] += 0.0 if c == yi else lam
+            used[c] = 0.0
+        if k > K:
+            k = <int> K
+        for r in range(k):
+            best = -1
+            for c in range(K):
+                if used[c] == 0.0 and (best < 0 or work[c] > work[best]):
+                    best = <int> c
+            used[best] = 1.0
+            labels_out[r] = best
+            values_out[r] = work[best] - fyi
+        return k
+
+    cdef Py_ssize_t kbest_workspace_size(self, int k) noexcept nogil:
+        return 2 * self.n_classes

@@ -29,3 +29,8 @@ cdef class Structure:
     # w += coef * (phi(y_i) - phi(y)), touching only the nonzeros of x_i
     cdef void update(self, double *w, Py_ssize_t i, double coef, const int *y) noexcept nogil
     cdef Py_ssize_t workspace_size(self) noexcept nogil
+    # k-best: the (up to) k labels with the largest m(y) + lam * Delta(y, y_i), best first, in
+    # labels_out (k x label_len) with those values; returns how many exist (<= k).
+    cdef int kbest(self, const double *w, Py_ssize_t i, double lam, int k, int *labels_out,
+                   double *values_out, double *work) noexcept nogil
+    cdef Py_ssize_t kbest_workspace_size(self, int k) noexcept nogil

@@ -31,6 +31,13 @@ cdef class Structure:
     cdef Py_ssize_t workspace_size(self) noexcept nogil:
         return 0
 
+    cdef int kbest(self, const double *w, Py_ssize_t i, double lam, int k, int *labels_out,
+                   double *values_out, double *work) noexcept nogil:
+        return 0
+
+    cdef Py_ssize_t kbest_workspace_size(self, int k) noexcept nogil:
+        return 0
+
     # Python-level helpers used by tests and drivers (not on hot paths).
     def py_oracle(self, const double[::1] w, Py_ssize_t i, double lam=1.0):
         """Return (label, m, delta) of the lambda-oracle for example i."""
@@ -42,6 +49,19 @@ cdef class Structure:
         cdef double m = 0.0, d = 0.0
         self.oracle(&w[0], i, lam, &yv[0], &m, &d, &wv[0])
         return y[:self.label_len(i)].copy(), m, d
+
+    def py_kbest(self, const double[::1] w, Py_ssize_t i, double lam, int k):
+        """(labels (n x L), values) of the k best labels by m + lam * Delta."""
+        import numpy as np
+        cdef Py_ssize_t L = self.label_len(i)
+        labels = np.zeros(k * L, dtype=np.int32)
+        values = np.zeros(k)
+        work = np.zeros(max(self.kbest_workspace_size(k), 1))
+        cdef int[::1] lv = labels
+        cdef double[::1] vv = values
+        cdef double[::1] wv = work
+        cdef int got = self.kbest(&w[0], i, lam, k, &lv[0], &vv[0], &wv[0])
+        return labels[:got * L].reshape(got, L), values[:got]
 
     def py_score(self, const double[::1] w, Py_ssize_t i, const int[::1] y):
         return self.score(&w[0], i, &y[0])

@@ -94,3 +94,30 @@ def test_chain_oracles_match_enumeration(case, seed):
             w2 = w.copy()
             st.py_update(w2, i, -0.4, a)
             np.testing.assert_allclose(w2, w - 0.4 * da, atol=1e-12)
+
+
+@pytest.mark.parametrize("case", CASES[::3])
+@pytest.mark.parametrize("seed", range(4))
+def test_kbest_matches_sorted_enumeration(case, seed):
+    K = 3
+    st, D, y, lengths, w = random_chain_problem(seed, K=K, max_T=4, start_end=case["start_end"],
+                                                normalize=case["normalize"], bias=case["bias"])
+    starts = np.concatenate([[0], np.cumsum(lengths)])
+    for i in range(len(lengths)):
+        Di, yi = D[starts[i]:starts[i + 1]], y[starts[i]:starts[i + 1]]
+        T = len(yi)
+        labels = [np.array(c, dtype=np.int32) for c in itertools.product(range(K), repeat=T)]
+        f_true = w @ phi(Di, yi, K, case["start_end"], case["bias"])
+        for lam in (0.0, 1.0):
+            vals = np.array([w @ phi(Di, lab, K, case["start_end"], case["bias"]) - f_true
+                             + lam * st.py_loss(i, lab) for lab in labels])
+            order = np.argsort(-vals, kind="stable")
+            for k in (1, 4, len(labels) + 3):
+                got_labels, got_vals = st.py_kbest(w, i, lam, k)
+                n = min(k, len(labels))
+                assert len(got_vals) == n
+                np.testing.assert_allclose(got_vals, vals[order[:n]], atol=1e-10)
+                for lab, v in zip(got_labels, got_vals):
+                    j = next(j for j, c in enumerate(labels) if np.array_equal(c, lab))
+                    assert vals[j] == pytest.approx(v, abs=1e-10)
+                assert len({tuple(lab) for lab in got_labels}) == n  # distinct labellings

@@ -240,3 +240,18 @@ def test_predict_with_more_or_fewer_features_than_training():
     narrow = X[:, :4]
     expected = np.asarray(narrow @ est.coef_[:, :4].T) + est.intercept_
     np.testing.assert_allclose(est.decision_function(narrow), expected)
+
+
+def test_multiclass_kbest_matches_sort():
+    X, y = random_multiclass(n=10, d=5, K=6, seed=4)
+    st = MulticlassStructure(CSRDataset(X, -1.0), y.astype(np.int32), 6)
+    w = np.random.default_rng(0).standard_normal(st.n_weights)
+    D = X.toarray()
+    for i in range(10):
+        f = np.array([w @ joint_feature(D[i], k, 6) for k in range(6)])
+        for lam in (0.0, 1.0):
+            vals = f - f[y[i]] + lam * (np.arange(6) != y[i])
+            labels, values = st.py_kbest(w, i, lam, 4)
+            order = np.argsort(-vals, kind="stable")[:4]
+            assert list(labels[:, 0]) == list(order)
+            np.testing.assert_allclose(values, vals[order], atol=1e-12)

@@ -1,0 +1,168 @@
+# cython: language_level=3
+"""LSE-SDCD: sequential dual coordinate descent for the linear-summed-error structural SVM
+(Balamurugan, Shevade & Ravindra Babu, Alg. 2), on the reduced dual OP5:
+
+    min_alpha  D(alpha) = 1/2 ||sum_{i, y in V_i} alpha_i(y) dphi_i(y)||^2 - sum alpha_i(y) l_i(y)
+    s.t.       0 <= alpha_i(y) <= C_i          (no equality constraint)
+
+A visit of example i (type-I: first add the loss-augmented violator to V_i) makes one clipped
+Newton step (IV.6) on every alpha_i(y), y in V_i, in turn; w follows (IV.7). Gradients within a
+visit are kept exact through the cached Gram matrix, and w is written once per visit, which is
+the same sequence of iterates as updating w after every step. A visit reports
+alphachange = sum of squared steps (the paper's stopping statistic).
+"""
+import numpy as np
+
+from libc.stdint cimport uint64_t
+
+from ssvmlinear._kernels.structure cimport Structure
+from ssvmlinear._kernels.workingset cimport WorkingSets
+from ssvmlinear._kernels.rng cimport rng_shuffle
+
+
+cdef class SDCDSolver:
+    cdef Structure st
+    cdef readonly WorkingSets ws
+    cdef double[::1] w
+    cdef double[::1] Cs
+    cdef Py_ssize_t n
+    cdef double[::1] work
+    cdef int[::1] ybuf
+    cdef double[::1] H
+    cdef double[::1] dalpha
+    cdef Py_ssize_t[::1] order
+    cdef uint64_t rng_state
+    cdef public long long n_oracle_calls
+    cdef public long long n_updates
+
+    def __init__(self, Structure structure, Cs, unsigned long long seed=0):
+        cdef Py_ssize_t i
+        self.st = structure
+        self.n = structure.n_examples
+        self.Cs = np.ascontiguousarray(Cs, dtype=np.float64).copy()
+        if self.Cs.shape[0] != self.n:
+            raise ValueError("need one C per example")
+        self.w = np.zeros(structure.n_weights, dtype=np.float64)
+        self.work = np.zeros(max(structure.workspace_size(), 1), dtype=np.float64)
+        self.ybuf = np.zeros(max(structure.max_label_len, 1), dtype=np.int32)
+        self.H = np.zeros(16)
+        self.dalpha = np.zeros(16)
+        self.order = np.arange(max(self.n, 1), dtype=np.intp)
+        self.rng_state = seed
+        self.n_oracle_calls = 0
+        self.n_updates = 0
+        self.ws = WorkingSets(structure)
+        # Alg. 2 line 2: V_i = {y_i}, alpha_i(y_i) = C (dphi_i(y_i) = 0, so w = 0).
+        for i in range(self.n):
+            if self.ws.append(i, structure.true_label(i), 0.0) < 0:
+                raise MemoryError()
+            self.ws.alpha[i][0] = self.Cs[i]
+
+    cdef double _visit(self, Py_ssize_t i, bint use_oracle) noexcept nogil:
+        """Coordinate steps on V_i; returns sum of squared alpha changes (-1 on OOM)."""
+        cdef double *w = &self.w[0]
+        cdef double m, d, fyi, a_new, delta, change = 0.0, C = self.Cs[i], gkk
+        cdef int k, j, n, c
+        cdef double *alpha
+        cdef double *G
+        if use_oracle:
+            self.st.oracle(w, i, 1.0, &self.ybuf[0], &m, &d, &self.work[0])
+            self.n_oracle_calls += 1
+            if self.ws.find(i, &self.ybuf[0]) < 0 and self.ws.append(i, &self.ybuf[0], d) < 0:
+                return -1.0
+        n = self.ws.size[i]
+        alpha = self.ws.alpha[i]
+        G = self.ws.gram[i]
+        c = self.ws.cap[i]
+        fyi = self.st.score(w, i, self.st.true_label(i))
+        for k in range(n):
+            # H = l_i(y) - w . dphi_i(y) = -gradient (IV.5)
+            self.H[k] = self.ws.loss[i][k] + self.st.score(w, i, self.ws.label(i, k)) - fyi
+            self.dalpha[k] = 0.0
+        for k in range(n):
+            gkk = G[k * c + k]
+            if gkk > 1e-300:
+                a_new = alpha[k] + self.H[k] / gkk                 # (IV.6)
+            else:
+                a_new = C if self.H[k] > 0.0 else (0.0 if self.H[k] < 0.0 else alpha[k])
+            if a_new < 0.0:
+                a_new = 0.0
+            elif a_new > C:
+                a_new = C
+            delta = a_new - alpha[k]
+            if delta == 0.0:
+                continue
+            alpha[k] = a_new
+            self.dalpha[k] += delta
+            change += delta * delta
+            for j in range(n):
+                self.H[j] -= delta * G[k * c + j]
+            self.n_updates += 1
+        for k in range(n):
+            if self.dalpha[k] != 0.0:
+                self.st.update(w, i, self.dalpha[k], self.ws.label(i, k))  # (IV.7)
+        return change
+
+    def run_pass(self, bint use_oracle, double deltathresh):
+        """One pass in random order; returns (number of examples whose alphachange > deltathresh,
+        largest alphachange)."""
+        cdef Py_ssize_t t, i, changed = 0
+        cdef double v, vmax = 0.0
+        cdef bint oom = False
+        cdef Py_ssize_t cap_needed = 0
+        for i in range(self.n):
+            if self.ws.size[i] > cap_needed:
+                cap_needed = self.ws.size[i]
+        if cap_needed + 1 > self.H.shape[0]:
+            self._grow_scratch(2 * (cap_needed + 1))
+        with nogil:
+            if self.n > 1:
+                rng_shuffle(&self.rng_state, &self.order[0], self.n)
+            for t in range(self.n):
+                i = self.order[t]
+                if self.Cs[i] <= 0.0:
+                    continue
+                v = self._visit(i, use_oracle)
+                if v == -1.0:
+                    oom = True
+                    break
+                if v > deltathresh:
+                    changed += 1
+                if v > vmax:
+                    vmax = v
+        if oom:
+            raise MemoryError("SDCD working sets")
+        return changed, vmax
+
+    def _grow_scratch(self, Py_ssize_t m):
+        self.H = np.zeros(m)
+        self.dalpha = np.zeros(m)
+
+    def dual(self):
+        """D(alpha) as a maximisation: sum alpha_i(y) l_i(y) - 1/2 ||w||^2."""
+        return self.ws.linear_term() - 0.5 * float(np.dot(self.w, self.w))
+
+    def working_set_sizes(self):
+        return self.ws.sizes()
+
+    @property
+    def coef(self):
+        return np.asarray(self.w)
+
+    def get_state(self):
+        state = self.ws.get_state()
+        state.update(Cs=np.asarray(self.Cs).copy(), rng_state=int(self.rng_state))
+        return state
+
+    def set_state(self, state, Cs=None):
+        """Restore a dual state, alphas scaled by C_new / C_old (a box point stays feasible)."""
+        old = np.asarray(state["Cs"], dtype=np.float64)
+        if old.shape[0] != self.n:
+            raise ValueError("warm start: the number of examples changed")
+        if Cs is not None:
+            self.Cs = np.ascontiguousarray(Cs, dtype=np.float64).copy()
+        scale = np.divide(np.asarray(self.Cs), old, out=np.zeros(self.n), where=old > 0)
+        self.ws.set_state(state, scale)
+        self.rng_state = state.get("rng_state", self.rng_state)
+        self.w[:] = 0.0
+        self.ws.add_to_w(self.w)
