@@ -10,6 +10,12 @@ Newton step (IV.6) on every alpha_i(y), y in V_i, in turn; w follows (IV.7). Gra
 visit are kept exact through the cached Gram matrix, and w is written once per visit, which is
 the same sequence of iterates as updating w after every step. A visit reports
 alphachange = sum of squared steps (the paper's stopping statistic).
+
+Alg. 2 adds only the loss-augmented argmax to V_i. When that label is already in V_i with
+alpha = C, a violating label outside V_i can never enter, and the method stops at the optimum of
+the reduced problem OP5 rather than of OP3. With `exact_violators` (the default of the estimators)
+the type-I step then walks the k-best list (k = |V_i| + 1) past labels saturated at C and adds the
+first label outside V_i if it violates (H > 0), so the fixed point is the optimum of OP3.
 """
 import numpy as np
 
@@ -33,9 +39,14 @@ cdef class SDCDSolver:
     cdef Py_ssize_t[::1] order
     cdef uint64_t rng_state
     cdef public long long n_oracle_calls
+    cdef public long long n_kbest_calls
     cdef public long long n_updates
+    cdef public bint exact_violators
+    cdef double[::1] kwork
+    cdef int[::1] klabels
+    cdef double[::1] kvalues
 
-    def __init__(self, Structure structure, Cs, unsigned long long seed=0):
+    def __init__(self, Structure structure, Cs, unsigned long long seed=0, bint exact_violators=True):
         cdef Py_ssize_t i
         self.st = structure
         self.n = structure.n_examples
@@ -50,7 +61,12 @@ cdef class SDCDSolver:
         self.order = np.arange(max(self.n, 1), dtype=np.intp)
         self.rng_state = seed
         self.n_oracle_calls = 0
+        self.n_kbest_calls = 0
         self.n_updates = 0
+        self.exact_violators = exact_violators
+        self.kwork = np.zeros(1)
+        self.klabels = np.zeros(1, dtype=np.int32)
+        self.kvalues = np.zeros(1)
         self.ws = WorkingSets(structure)
         # Alg. 2 line 2: V_i = {y_i}, alpha_i(y_i) = C (dphi_i(y_i) = 0, so w = 0).
         for i in range(self.n):
@@ -62,14 +78,33 @@ cdef class SDCDSolver:
         """Coordinate steps on V_i; returns sum of squared alpha changes (-1 on OOM)."""
         cdef double *w = &self.w[0]
         cdef double m, d, fyi, a_new, delta, change = 0.0, C = self.Cs[i], gkk
-        cdef int k, j, n, c
+        cdef int k, j, n, c, got
         cdef double *alpha
         cdef double *G
+        cdef Py_ssize_t L = self.st.label_len(i)
         if use_oracle:
             self.st.oracle(w, i, 1.0, &self.ybuf[0], &m, &d, &self.work[0])
             self.n_oracle_calls += 1
-            if self.ws.find(i, &self.ybuf[0]) < 0 and self.ws.append(i, &self.ybuf[0], d) < 0:
-                return -1.0
+            j = self.ws.find(i, &self.ybuf[0])
+            if j < 0:
+                if self.ws.append(i, &self.ybuf[0], d) < 0:
+                    return -1.0
+            elif self.exact_violators and self.ws.alpha[i][j] >= C and m + d > 0.0:
+                # the argmax is saturated: look further down the list for a violator outside V_i
+                got = self.st.kbest(w, i, 1.0, self.ws.size[i] + 1, &self.klabels[0], &self.kvalues[0],
+                                    &self.kwork[0])
+                self.n_kbest_calls += 1
+                for k in range(got):
+                    if self.kvalues[k] <= 0.0:
+                        break
+                    j = self.ws.find(i, &self.klabels[k * L])
+                    if j < 0:
+                        if self.ws.append(i, &self.klabels[k * L],
+                                          self.st.loss(i, &self.klabels[k * L])) < 0:
+                            return -1.0
+                        break
+                    if self.ws.alpha[i][j] < C:
+                        break
         n = self.ws.size[i]
         alpha = self.ws.alpha[i]
         G = self.ws.gram[i]
@@ -115,6 +150,11 @@ cdef class SDCDSolver:
                 cap_needed = self.ws.size[i]
         if cap_needed + 1 > self.H.shape[0]:
             self._grow_scratch(2 * (cap_needed + 1))
+        if self.exact_violators and (cap_needed + 1) * self.st.max_label_len > self.klabels.shape[0]:
+            kb = 2 * (cap_needed + 1)
+            self.klabels = np.zeros(kb * self.st.max_label_len, dtype=np.int32)
+            self.kvalues = np.zeros(kb)
+            self.kwork = np.zeros(max(self.st.kbest_workspace_size(kb), 1))
         with nogil:
             if self.n > 1:
                 rng_shuffle(&self.rng_state, &self.order[0], self.n)
