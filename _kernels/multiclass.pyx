@@ -34,6 +34,17 @@ cdef class MulticlassStructure(Structure):
     cdef double score(self, const double *w, Py_ssize_t i, const int *y) noexcept nogil:
         return row_dot(self.X.row(i), w, self.n_classes, y[0])
 
+    cdef void scores(self, const double *w, Py_ssize_t i, const int *labels, int n, double *out,
+                     double *work) noexcept nogil:
+        cdef int k
+        if n <= 2:
+            for k in range(n):
+                out[k] = row_dot(self.X.row(i), w, self.n_classes, labels[k])
+            return
+        row_gemv(self.X.row(i), w, self.n_classes, work)
+        for k in range(n):
+            out[k] = work[labels[k]]
+
     cdef double loss(self, Py_ssize_t i, const int *y) noexcept nogil:
         return 0.0 if y[0] == self.y[i] else 1.0
 

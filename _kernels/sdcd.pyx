@@ -9,11 +9,14 @@ A visit of example i (type-I: first add the loss-augmented violator to V_i) make
 Newton step (IV.6) on every alpha_i(y), y in V_i, in turn; w follows (IV.7). Gradients within a
 visit are kept exact through the cached Gram matrix, and w is written once per visit, which is
 the same sequence of iterates as updating w after every step. A visit reports
-alphachange = sum of squared steps (the paper's stopping statistic).
+alphachange = sum of squared steps divided by C_i. (The paper compares the plain sum of squared
+steps with deltathresh = 1e-4; with C = 0.01 every step is then below the threshold and the
+method would stop after its first pass. Dividing by C keeps the paper's rule at C = 1 and makes
+it proportionally stricter for smaller C.)
 
 Alg. 2 adds only the loss-augmented argmax to V_i. When that label is already in V_i with
 alpha = C, a violating label outside V_i can never enter, and the method stops at the optimum of
-the reduced problem OP5 rather than of OP3. With `exact_violators` (the default of the estimators)
+the reduced problem OP5 rather than of OP3. With `exact_violators`
 the type-I step then walks the k-best list (k = |V_i| + 1) past labels saturated at C and adds the
 first label outside V_i if it violates (H > 0), so the fixed point is the optimum of OP3.
 """
@@ -75,7 +78,7 @@ cdef class SDCDSolver:
             self.ws.alpha[i][0] = self.Cs[i]
 
     cdef double _visit(self, Py_ssize_t i, bint use_oracle) noexcept nogil:
-        """Coordinate steps on V_i; returns sum of squared alpha changes (-1 on OOM)."""
+        """Coordinate steps on V_i; returns sum of squared alpha changes divided by C_i (-1 on OOM)."""
         cdef double *w = &self.w[0]
         cdef double m, d, fyi, a_new, delta, change = 0.0, C = self.Cs[i], gkk
         cdef int k, j, n, c, got
@@ -110,9 +113,10 @@ cdef class SDCDSolver:
         G = self.ws.gram[i]
         c = self.ws.cap[i]
         fyi = self.st.score(w, i, self.st.true_label(i))
+        self.st.scores(w, i, self.ws.lab[i], n, &self.H[0], &self.work[0])
         for k in range(n):
             # H = l_i(y) - w . dphi_i(y) = -gradient (IV.5)
-            self.H[k] = self.ws.loss[i][k] + self.st.score(w, i, self.ws.label(i, k)) - fyi
+            self.H[k] += self.ws.loss[i][k] - fyi
             self.dalpha[k] = 0.0
         for k in range(n):
             gkk = G[k * c + k]
@@ -129,7 +133,7 @@ cdef class SDCDSolver:
                 continue
             alpha[k] = a_new
             self.dalpha[k] += delta
-            change += delta * delta
+            change += delta * delta / C
             for j in range(n):
                 self.H[j] -= delta * G[k * c + j]
             self.n_updates += 1

@@ -127,8 +127,9 @@ cdef class SDMSolver:
         G = self.ws.gram[i]
         c = self.ws.cap[i]
         fyi = self.st.score(w, i, self.st.true_label(i))
+        self.st.scores(w, i, self.ws.lab[i], n, H, &self.work[0])
         for k in range(n):
-            H[k] = self.ws.loss[i][k] + self.st.score(w, i, self.ws.label(i, k)) - fyi
+            H[k] += self.ws.loss[i][k] - fyi
             dalpha[k] = 0.0
         viol = 0.0
         for step in range(self.max_inner):

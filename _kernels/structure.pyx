@@ -15,6 +15,13 @@ cdef class Structure:
     cdef double score(self, const double *w, Py_ssize_t i, const int *y) noexcept nogil:
         return 0.0
 
+    cdef void scores(self, const double *w, Py_ssize_t i, const int *labels, int n, double *out,
+                     double *work) noexcept nogil:
+        cdef int k
+        cdef Py_ssize_t L = self.label_len(i)
+        for k in range(n):
+            out[k] = self.score(w, i, labels + k * L)
+
     cdef double loss(self, Py_ssize_t i, const int *y) noexcept nogil:
         return 0.0
 
@@ -37,6 +44,28 @@ cdef class Structure:
 
     cdef Py_ssize_t kbest_workspace_size(self, int k) noexcept nogil:
         return 0
+
+    def label_offsets(self):
+        """Start of each example's label in a flat array of all labels (n_examples + 1 entries)."""
+        import numpy as np
+        out = np.zeros(self.n_examples + 1, dtype=np.int64)
+        cdef Py_ssize_t i
+        for i in range(self.n_examples):
+            out[i + 1] = out[i] + self.label_len(i)
+        return out
+
+    def predict_range(self, const double[::1] w, Py_ssize_t start, Py_ssize_t stop, int[::1] out,
+                      const long long[::1] offsets):
+        """Prediction (the lambda = 0 oracle) for examples start..stop-1, written to
+        out[offsets[i]:offsets[i] + label_len(i)]; releases the GIL (one workspace per call)."""
+        import numpy as np
+        work_arr = np.zeros(max(self.workspace_size(), 1), dtype=np.float64)
+        cdef double[::1] work = work_arr
+        cdef Py_ssize_t i
+        cdef double m, d
+        with nogil:
+            for i in range(start, stop):
+                self.oracle(&w[0], i, 0.0, &out[offsets[i]], &m, &d, &work[0])
 
     # Python-level helpers used by tests and drivers (not on hot paths).
     def py_oracle(self, const double[::1] w, Py_ssize_t i, double lam=1.0):

@@ -3,7 +3,8 @@ from .exceptions import ConvergenceWarning
 from .io import load_svmlight_file, dump_svmlight_file
 from .model_io import save_model, load_model
 from .multiclass import MulticlassSSVM
+from .chain import ChainSSVM
 
 __version__ = "0.1.0"
-__all__ = ["MulticlassSSVM", "load_svmlight_file", "dump_svmlight_file", "save_model", "load_model",
+__all__ = ["MulticlassSSVM", "ChainSSVM", "load_svmlight_file", "dump_svmlight_file", "save_model", "load_model",
            "ConvergenceWarning", "__version__"]

@@ -14,7 +14,9 @@ SOLVER_TYPES = {
 }
 SOLVERS = ("sdm", "sdcd", "cutting-plane", "pegasos", "gdmm", "nhsvm")
 # (solver, loss) pairs that this version trains; the others are rejected with a clear message.
-AVAILABLE = {("sdm", "margin")}
+AVAILABLE = {("sdm", "margin"), ("sdcd", "lse")}
+# Default stopping tolerance per solver (see each driver in solvers.py for its rule).
+DEFAULT_TOL = {"sdm": 0.1, "sdcd": 1e-4}
 
 
 class Interval:
@@ -41,6 +43,10 @@ class BaseSSVM:
     """get_params/set_params/repr in scikit-learn's conventions (so sklearn.clone works)."""
 
     _parameter_constraints = {}
+
+    @property
+    def _solver_name(self):
+        return self.solver
 
     @classmethod
     def _get_param_names(cls):
@@ -73,10 +79,10 @@ class BaseSSVM:
                 continue
             options = " or ".join(_describe(c) for c in allowed)
             raise ValueError(f"The {param!r} parameter of {name} must be {options}. Got {value!r} instead.")
-        pair = (self.solver, self.loss)
+        pair = (self._solver_name, self.loss)
         if pair not in AVAILABLE:
             avail = ", ".join(f"solver={s!r} with loss={lo!r}" for s, lo in sorted(AVAILABLE))
-            raise ValueError(f"{name}: solver={self.solver!r} with loss={self.loss!r} is not available in this "
+            raise ValueError(f"{name}: solver={self._solver_name!r} with loss={self.loss!r} is not available in this "
                              f"version of ssvmlinear; available: {avail}.")
 
 
@@ -109,3 +115,43 @@ def _describe(c):
         return "a str among " + repr(sorted(c))
     return {"boolean": "an instance of 'bool'", "callable": "a callable",
             "random_state": "an int, a numpy random generator or None", "dict": "a dict"}.get(c, str(c))
+
+
+class StructuredSSVM(BaseSSVM):
+    """Shared fitting plumbing: runs the solver named by (solver, loss) on a compiled structure and
+    stores the diagnostics every estimator exposes."""
+
+    def _tol(self):
+        return float(self.tol) if self.tol is not None else DEFAULT_TOL[self._solver_name]
+
+    def _solve(self, structure, Cs, warm_key):
+        from .solvers import fit_sdm, fit_sdcd
+        from .utils import check_random_seed
+        prev = getattr(self, "_dual_state", None)
+        state = None
+        if self.warm_start and prev is not None and getattr(self, "_warm_key", None) == warm_key:
+            state = prev
+        args = (structure, Cs, self._tol(), int(self.max_iter), check_random_seed(self.random_state))
+        kw = dict(verbose=self.verbose, callback=self.callback, estimator=self, state=state,
+                  keep_state=bool(self.warm_start))
+        if self._solver_name == "sdm":
+            res = fit_sdm(*args, **kw)
+        else:
+            res = fit_sdcd(*args, exact_violators=bool(getattr(self, "exact_violators", False)), **kw)
+        self._dual_state = res.state
+        self._warm_key = warm_key
+        self.n_iter_ = res.n_iter
+        self.objective_ = res.primal
+        self.dual_objective_ = res.dual
+        self.gap_ = res.gap
+        self.objective_curve_ = res.objective_curve
+        self.dual_curve_ = res.dual_curve
+        self.timestamps_ = res.timestamps
+        self.n_oracle_calls_ = res.n_oracle_calls
+        self.working_set_size_ = res.working_set_size
+        self.converged_ = res.converged
+        return res.w
+
+    def _check_fitted(self):
+        if not hasattr(self, "coef_"):
+            raise ValueError(f"This {type(self).__name__} instance is not fitted yet; call 'fit' first.")

@@ -3,14 +3,13 @@ import numbers
 
 import numpy as np
 
-from .base import BaseSSVM, Interval, SOLVERS
-from .solvers import fit_sdm
-from .utils import check_csr, check_sample_weight, class_weight_vector, check_random_seed
+from .base import StructuredSSVM, Interval, SOLVERS
+from .utils import check_csr, check_sample_weight, class_weight_vector
 from ._kernels.dataset import CSRDataset
 from ._kernels.multiclass import MulticlassStructure
 
 
-class MulticlassSSVM(BaseSSVM):
+class MulticlassSSVM(StructuredSSVM):
     """Linear multiclass structural SVM (Crammer & Singer; LIBLINEAR ``-s 4``'s problem).
 
     Minimises  1/2 ||W||^2 + sum_i C_i max_y [Delta(y, y_i) + w_y . x_i - w_{y_i} . x_i]
@@ -19,11 +18,15 @@ class MulticlassSSVM(BaseSSVM):
     Parameters
     ----------
     C : float > 0, regularisation trade-off (LIBLINEAR's scaling).
-    solver : {"sdm"}; "sdm" is the sequential dual method with working sets and shrinking.
-    loss : {"margin"}, the surrogate (margin rescaling).
-    tol : float > 0. SDM stops after a pass over all examples in which every example's KKT
-        violation (max_y H_i(y) - min over labels with positive dual weight of H_i) is <= tol,
-        H_i(y) = Delta(y, y_i) + f(y) - f(y_i). LIBLINEAR's default 0.1 is kept.
+    solver, loss : ("sdm", "margin") the sequential dual method on the margin-rescaling problem
+        above; ("sdcd", "lse") LSE-SDCD on the linear-summed-error problem
+        1/2 ||W||^2 + sum_i C_i sum_y max(0, Delta(y, y_i) + f(y) - f(y_i)) (the paper's multiclass
+        setting of Balamurugan et al.).
+    tol : float > 0 or None (the solver's default). SDM stops after a pass over all examples in
+        which every example's KKT violation (max_y H_i(y) - min over labels with positive dual
+        weight of H_i) is <= tol, H_i(y) = Delta(y, y_i) + f(y) - f(y_i); default 0.1 (LIBLINEAR's).
+        LSE-SDCD stops after an oracle pass in which no example's squared dual change exceeds tol;
+        default 1e-4 (the paper's).
     max_iter : int, maximal number of passes over the data.
     fit_intercept : bool. Adds a bias feature of value ``intercept_scaling`` (regularised, as in
         LIBLINEAR ``-B`` and scikit-learn's LinearSVC).
@@ -41,15 +44,15 @@ class MulticlassSSVM(BaseSSVM):
     Attributes
     ----------
     coef_ (n_classes, n_features), intercept_ (n_classes,), classes_, n_iter_ (passes),
-    objective_ (primal), dual_objective_, gap_, objective_curve_, dual_curve_, timestamps_,
-    n_oracle_calls_, converged_.
+    objective_ (primal; NaN for LSE-SDCD), dual_objective_, gap_, objective_curve_, dual_curve_,
+    timestamps_, n_oracle_calls_, working_set_size_ (sum_i |V_i|), converged_.
     """
 
     _parameter_constraints = {
         "C": [Interval(numbers.Real, 0, None, closed="neither")],
         "solver": [frozenset(SOLVERS)],
         "loss": [frozenset({"margin", "lse", "slack"})],
-        "tol": [Interval(numbers.Real, 0, None, closed="neither")],
+        "tol": [None, Interval(numbers.Real, 0, None, closed="neither")],
         "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
         "fit_intercept": ["boolean"],
         "intercept_scaling": [Interval(numbers.Real, 0, None, closed="neither")],
@@ -61,7 +64,7 @@ class MulticlassSSVM(BaseSSVM):
         "callback": [None, "callable"],
     }
 
-    def __init__(self, C=1.0, solver="sdm", loss="margin", tol=0.1, max_iter=1000, fit_intercept=True,
+    def __init__(self, C=1.0, solver="sdm", loss="margin", tol=None, max_iter=1000, fit_intercept=True,
                  intercept_scaling=1.0, class_weight=None, n_jobs=None, random_state=None, verbose=0,
                  warm_start=False, callback=None):
         self.C = C
@@ -91,26 +94,8 @@ class MulticlassSSVM(BaseSSVM):
               * class_weight_vector(self.class_weight, classes, y_idx)[y_idx])
         bias = float(self.intercept_scaling) if self.fit_intercept else -1.0
         structure = MulticlassStructure(CSRDataset(X, bias), y_idx, classes.shape[0])
-        state = None
-        prev = getattr(self, "_dual_state", None)
-        if self.warm_start and prev is not None and prev["sizes"].shape[0] == X.shape[0] \
-                and np.array_equal(getattr(self, "classes_", None), classes) \
-                and getattr(self, "_bias", None) == bias:
-            state = prev
-        res = fit_sdm(structure, Cs, float(self.tol), int(self.max_iter), check_random_seed(self.random_state),
-                      verbose=self.verbose, callback=self.callback, estimator=self, state=state,
-                      keep_state=bool(self.warm_start))
-        self._set_weights(res.w, X.shape[1], classes, bias)
-        self._dual_state = res.state
-        self.n_iter_ = res.n_iter
-        self.objective_ = res.primal
-        self.dual_objective_ = res.dual
-        self.gap_ = res.gap
-        self.objective_curve_ = res.objective_curve
-        self.dual_curve_ = res.dual_curve
-        self.timestamps_ = res.timestamps
-        self.n_oracle_calls_ = res.n_oracle_calls
-        self.converged_ = res.converged
+        w = self._solve(structure, Cs, ("multiclass", X.shape, bias, tuple(classes.tolist())))
+        self._set_weights(w, X.shape[1], classes, bias)
         return self
 
     def _set_weights(self, w, n_features, classes, bias):
@@ -121,10 +106,6 @@ class MulticlassSSVM(BaseSSVM):
         self._bias = bias
         self.coef_ = np.ascontiguousarray(W[:n_features].T)
         self.intercept_ = bias * W[n_features].copy() if bias > 0 else np.zeros(K)
-
-    def _check_fitted(self):
-        if not hasattr(self, "coef_"):
-            raise ValueError(f"This {type(self).__name__} instance is not fitted yet; call 'fit' first.")
 
     def decision_function(self, X):
         """Scores w_k . x + b_k, shape (n_samples, n_classes)."""

@@ -85,12 +85,13 @@ def fit_sdm(structure, Cs, tol, max_iter, seed, verbose=0, callback=None, estima
 
 
 def fit_sdcd(structure, Cs, tol, max_iter, seed, verbose=0, callback=None, estimator=None,
-             state=None, keep_state=False, kappa1=10, kappa2=5, exact_violators=True):
+             state=None, keep_state=False, kappa1=10, kappa2=5, exact_violators=False):
     """LSE-SDCD (_kernels/sdcd.pyx), with the loop schedule of Alg. 2: type-I passes (oracle) until
     pass kappa1, then type-II passes (working sets only) with a type-I pass every kappa2 passes.
 
-    Stopping rule (the paper's): a type-I pass in which no example's sum of squared dual changes
-    exceeds tol (deltathresh, 1e-4 in the paper). max_iter bounds the number of passes.
+    Stopping rule (the paper's, scaled with C): a type-I pass in which no example's sum of squared
+    dual changes divided by C_i exceeds tol (deltathresh, 1e-4 in the paper, where C = 1).
+    max_iter bounds the number of passes.
     """
     solver = SDCDSolver(structure, Cs, seed, exact_violators)
     if state is not None:

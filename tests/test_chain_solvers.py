@@ -71,7 +71,7 @@ def test_lse_sdcd_reaches_the_op3_optimum(seed, C):
     st, D, y, lengths, _ = random_chain_problem(seed, n_seq=4, max_T=3, K=K)
     blocks = enumerate_dphi(st, D, y, lengths, K)
     ref_dual, ref_w = lse_reference(blocks, C)
-    res = fit_sdcd(st, np.full(len(lengths), C), 1e-14, 100000, seed)
+    res = fit_sdcd(st, np.full(len(lengths), C), 1e-14, 100000, seed, exact_violators=True)
     assert res.converged
     assert res.dual == pytest.approx(ref_dual, rel=1e-6)
     # duality gap of the LSE problem over all labellings
@@ -110,7 +110,7 @@ def test_start_end_and_normalized_loss_chains():
     st, D, y, lengths, _ = random_chain_problem(7, n_seq=3, max_T=3, K=2, start_end=True, normalize=True)
     blocks = enumerate_dphi(st, D, y, lengths, 2, start_end=True)
     ref_dual, _ = lse_reference(blocks, 0.5)
-    res = fit_sdcd(st, np.full(len(lengths), 0.5), 1e-14, 100000, 0)
+    res = fit_sdcd(st, np.full(len(lengths), 0.5), 1e-14, 100000, 0, exact_violators=True)
     assert res.dual == pytest.approx(ref_dual, rel=1e-6)
     ref_dual, _ = lme_reference(blocks, 0.5)
     res = fit_sdm(st, np.full(len(lengths), 0.5), 1e-10, 100000, 0)

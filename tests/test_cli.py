@@ -84,7 +84,7 @@ def test_cross_validation_matches_manual_folds(train_test_files):
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["-s", "1"], "-s 1 (sdcd, lse) is not available"),
+    (["-s", "2"], "-s 2 (cutting-plane, margin) is not available"),
     (["-s", "9"], "unknown solver type"),
     (["-c", "-1"], "C must be > 0"),
     (["-x", "1"], "unknown option: -x"),

@@ -1,0 +1,180 @@
+"""Sequence labeling (chain) structural SVM estimator."""
+import numbers
+
+import numpy as np
+
+from .base import StructuredSSVM, Interval, SOLVERS
+from .utils import check_csr, check_sample_weight
+from ._kernels.dataset import CSRDataset
+from ._kernels.chain import ChainStructure
+
+
+def check_lengths(lengths, n_rows):
+    lengths = np.asarray(lengths)
+    if lengths.ndim != 1 or not np.issubdtype(lengths.dtype, np.integer):
+        raise ValueError("lengths must be a 1-D integer array (one entry per sequence)")
+    if lengths.size and lengths.min() < 1:
+        raise ValueError("every sequence must have at least one token")
+    if lengths.sum() != n_rows:
+        raise ValueError(f"lengths sum to {lengths.sum()} but X has {n_rows} rows (tokens)")
+    return lengths.astype(np.int64)
+
+
+def predict_structure(structure, w, n_jobs=None):
+    """Flat predicted label indices of every example of a compiled structure (threads over chunks)."""
+    from joblib import Parallel, delayed, effective_n_jobs
+    n = structure.n_examples
+    offsets = np.asarray(structure_offsets(structure), dtype=np.int64)
+    out = np.zeros(int(offsets[-1]), dtype=np.int32)
+    jobs = max(1, min(effective_n_jobs(n_jobs), n))
+    if jobs == 1:
+        structure.predict_range(w, 0, n, out, offsets)
+        return out
+    bounds = np.linspace(0, n, 4 * jobs + 1).astype(int)
+    Parallel(n_jobs=jobs, prefer="threads")(
+        delayed(structure.predict_range)(w, int(a), int(b), out, offsets) for a, b in zip(bounds[:-1], bounds[1:]))
+    return out
+
+
+def structure_offsets(structure):
+    return np.asarray(structure.label_offsets())
+
+
+class ChainSSVM(StructuredSSVM):
+    """Linear-chain structural SVM for sequence labeling (SVM^hmm's model, first order).
+
+    phi(x, y) = sum_t x_t (x) e_{y_t} + transition counts (K x K) [+ start/end tag indicators];
+    loss: Hamming (optionally divided by the sequence length). Problems (per sequence weight C_i):
+      loss="margin" (solver "sdm"):  1/2||w||^2 + sum_i C_i max_y [Delta(y, y_i) + f(y) - f(y_i)]
+      loss="lse"    (solver "sdcd"): 1/2||w||^2 + sum_i C_i sum_y max(0, Delta(y, y_i) + f(y) - f(y_i))
+    Setting loss="lse" with the default solver selects LSE-SDCD.
+
+    Parameters as MulticlassSSVM, plus
+    start_end : bool, default False. Adds start and end transition weights (off by default, so
+        that the OCR model has exactly 128*26 + 26*26 weights, as in Balamurugan et al.).
+    normalize_loss : bool, default False. Hamming loss divided by the sequence length.
+    exact_violators : bool, default False. LSE-SDCD only. False runs Alg. 2 as published: only the
+        loss-augmented argmax enters V_i, and the result is the optimum of the reduced problem OP5
+        on the final working sets. True also walks the k-best list past labels saturated at C, so
+        the fixed point is the optimum of the full LSE problem OP3; at small C nearly every
+        labelling violates, so this is only practical for short sequences or few tags.
+    fit_intercept defaults to False here (the paper's feature map has no bias).
+
+    fit(X, y, lengths): X has one row per token, y one tag per token, lengths the number of tokens
+    of each sequence (in order). Attributes: coef_ (n_tags, n_features), intercept_ (n_tags,),
+    transition_ (n_tags, n_tags) indexed [previous, next], start_/end_ (n_tags,) when enabled,
+    classes_ (the tags), and the solver diagnostics of MulticlassSSVM.
+    """
+
+    _parameter_constraints = {
+        "C": [Interval(numbers.Real, 0, None, closed="neither")],
+        "solver": [None, frozenset(SOLVERS)],
+        "loss": [frozenset({"margin", "lse", "slack"})],
+        "tol": [None, Interval(numbers.Real, 0, None, closed="neither")],
+        "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
+        "fit_intercept": ["boolean"],
+        "intercept_scaling": [Interval(numbers.Real, 0, None, closed="neither")],
+        "start_end": ["boolean"],
+        "normalize_loss": ["boolean"],
+        "exact_violators": ["boolean"],
+        "n_jobs": [None, Interval(numbers.Integral, None, None)],
+        "random_state": ["random_state"],
+        "verbose": [Interval(numbers.Integral, 0, None, closed="left"), "boolean"],
+        "warm_start": ["boolean"],
+        "callback": [None, "callable"],
+    }
+
+    def __init__(self, C=1.0, solver=None, loss="margin", tol=None, max_iter=1000, fit_intercept=False,
+                 intercept_scaling=1.0, start_end=False, normalize_loss=False, exact_violators=False,
+                 n_jobs=None, random_state=None, verbose=0, warm_start=False, callback=None):
+        self.C = C
+        self.solver = solver
+        self.loss = loss
+        self.tol = tol
+        self.max_iter = max_iter
+        self.fit_intercept = fit_intercept
+        self.intercept_scaling = intercept_scaling
+        self.start_end = start_end
+        self.normalize_loss = normalize_loss
+        self.exact_violators = exact_violators
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.verbose = verbose
+        self.warm_start = warm_start
+        self.callback = callback
+
+    @property
+    def _solver_name(self):
+        return self.solver if self.solver is not None else ("sdcd" if self.loss == "lse" else "sdm")
+
+    def fit(self, X, y, lengths, sample_weight=None):
+        """sample_weight: one weight per sequence (multiplies C)."""
+        self._validate_params()
+        X = check_csr(X)
+        lengths = check_lengths(lengths, X.shape[0])
+        y = np.asarray(y)
+        if y.ndim != 1 or y.shape[0] != X.shape[0]:
+            raise ValueError(f"y must be 1-D with one tag per row of X ({X.shape[0]}); got shape {y.shape}")
+        classes, y_idx = np.unique(y, return_inverse=True)
+        Cs = self.C * check_sample_weight(sample_weight, lengths.shape[0])
+        bias = float(self.intercept_scaling) if self.fit_intercept else -1.0
+        structure = ChainStructure(CSRDataset(X, bias), y_idx, lengths, classes.shape[0], bool(self.start_end),
+                                   bool(self.normalize_loss))
+        w = self._solve(structure, Cs, ("chain", X.shape, bias, tuple(classes.tolist()), self.start_end,
+                                        self.normalize_loss, tuple(lengths.tolist())))
+        self._set_weights(w, X.shape[1], classes, bias)
+        return self
+
+    def _set_weights(self, w, n_features, classes, bias):
+        K = classes.shape[0]
+        n_cols = n_features + (1 if bias > 0 else 0)
+        U = w[:n_cols * K].reshape(n_cols, K)
+        self.classes_ = classes
+        self.n_features_in_ = n_features
+        self._bias = bias
+        self.coef_ = np.ascontiguousarray(U[:n_features].T)
+        self.intercept_ = bias * U[n_features].copy() if bias > 0 else np.zeros(K)
+        off = n_cols * K
+        self.transition_ = w[off:off + K * K].reshape(K, K).copy()
+        if self.start_end:
+            self.start_ = w[off + K * K:off + K * K + K].copy()
+            self.end_ = w[off + K * K + K:off + K * K + 2 * K].copy()
+
+    def _weight_vector(self):
+        """The flat weights in the kernel's layout (unary feature-major, transitions, start/end)."""
+        K = self.classes_.shape[0]
+        U = self.coef_.T
+        if self._bias > 0:
+            U = np.vstack([U, self.intercept_ / self._bias])
+        parts = [U.ravel(), self.transition_.ravel()]
+        if self.start_end:
+            parts += [self.start_, self.end_]
+        return np.ascontiguousarray(np.concatenate(parts))
+
+    def _structure_for(self, X, lengths):
+        X = check_csr(X)
+        lengths = check_lengths(lengths, X.shape[0])
+        if X.shape[1] > self.n_features_in_:
+            X = X[:, :self.n_features_in_]
+        elif X.shape[1] < self.n_features_in_:
+            import scipy.sparse as sp
+            X = sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], self.n_features_in_))
+        dummy = np.zeros(X.shape[0], dtype=np.int32)
+        return ChainStructure(CSRDataset(X, self._bias), dummy, lengths, self.classes_.shape[0],
+                              bool(self.start_end), bool(self.normalize_loss))
+
+    def predict(self, X, lengths):
+        """Viterbi decoding of every sequence; returns one tag per row of X."""
+        self._check_fitted()
+        st = self._structure_for(X, lengths)
+        return self.classes_[predict_structure(st, self._weight_vector(), self.n_jobs)]
+
+    def score(self, X, y, lengths):
+        """Token (letter) accuracy."""
+        return float(np.mean(self.predict(X, lengths) == np.asarray(y)))
+
+    def sequence_accuracy(self, X, y, lengths):
+        """Fraction of sequences predicted without a single mistake."""
+        wrong = self.predict(X, lengths) != np.asarray(y)
+        starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
+        return float(np.mean(np.add.reduceat(wrong, starts) == 0)) if len(lengths) else 1.0
