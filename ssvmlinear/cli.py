@@ -10,14 +10,14 @@ from .io import load_svmlight_file
 from .model_io import save_model, load_model, format_label
 
 STRUCTURES = ("auto", "multiclass", "chain", "multilabel", "hierarchy")
-AVAILABLE_STRUCTURES = ("multiclass",)
+AVAILABLE_STRUCTURES = ("multiclass", "chain")
 
 TRAIN_USAGE = """\
 Usage: ssvm-train [options] training_set_file [model_file]
 options:
 -s type : solver and surrogate (default 0)
 	 0 -- sequential dual method, margin rescaling (SDM)
-	 1 -- sequential dual coordinate descent, linear summed error (LSE-SDCD)   (not yet available)
+	 1 -- sequential dual coordinate descent, linear summed error (LSE-SDCD)
 	 2 -- one-slack cutting plane, margin rescaling   (not yet available)
 	 3 -- one-slack cutting plane, linear summed error   (not yet available)
 	 4 -- Pegasos SGD   (not yet available)
@@ -25,16 +25,19 @@ options:
 	 6 -- NHSVM / Shared SVM   (not yet available)
 -t structure : auto, multiclass, chain, multilabel or hierarchy (default auto: a file with qid:
 	is a chain, one with label lists l1,l2 is multilabel, otherwise multiclass; -t multiclass
-	reads a qid file as independent examples). Available now: multiclass
+	reads a qid file as independent examples). Available now: multiclass, chain
 -c cost : set the parameter C (default 1); objective 1/2||w||^2 + C sum_i loss_i
--e epsilon : set tolerance of termination criterion (default 0.1)
+-e epsilon : set tolerance of termination criterion
 	-s 0: stop after a pass over all examples in which every example's KKT violation
 	      max_y H_i(y) - min_{y: alpha_i(y) > 0} H_i(y) <= eps,
-	      H_i(y) = Delta(y, y_i) + f(y) - f(y_i)  (LIBLINEAR -s 4's rule)
+	      H_i(y) = Delta(y, y_i) + f(y) - f(y_i)  (LIBLINEAR -s 4's rule; default 0.1)
+	-s 1: stop after an oracle pass in which no example's sum of squared dual changes,
+	      divided by C, exceeds eps (Balamurugan et al.'s rule; default 1e-4)
 -B bias : if bias > 0, instance x becomes [x; bias] (a regularised bias); if <= 0, no bias term
 	(default -1)
 -m max_iter : maximal number of passes over the data (default 1000)
--v n : n-fold cross validation mode (prints the accuracy; writes no model)
+-v n : n-fold cross validation mode (prints the accuracy; writes no model; chains are split
+	by sequence)
 -n jobs : threads for cross-validation folds (default 1)
 -r seed : random seed (default 1)
 -q : quiet mode (no outputs)
@@ -44,8 +47,10 @@ Feature indices are 1-based; gzip/bz2 files are read transparently.
 PREDICT_USAGE = """\
 Usage: ssvm-predict [options] test_file model_file output_file
 options:
+-n jobs : threads for decoding (default 1)
 -q : quiet mode (no outputs)
-Writes one predicted label per line to output_file and prints the accuracy.
+Writes one predicted label per line (per token for a chain model) to output_file and prints the
+accuracy (chain models: token accuracy and sequence accuracy).
 """
 
 
@@ -122,30 +127,40 @@ def train_main(argv=None):
         else:
             detected = structure
         if detected not in AVAILABLE_STRUCTURES:
-            raise ValueError(f"{train_file}: structure '{detected}' is not available in this version"
-                             + ("; use -t multiclass to read the tokens as independent examples"
-                                if detected == "chain" else ""))
+            raise ValueError(f"{train_file}: structure '{detected}' is not available in this version")
         X, y = data[0], data[1]
-        from .multiclass import MulticlassSSVM
+        lengths = data[2] if detected == "chain" else None
         bias = opts.get("B", -1.0)
-        est = MulticlassSSVM(C=opts.get("c", 1.0), solver=solver, loss=loss, tol=opts.get("e", 0.1),
-                             max_iter=opts.get("m", 1000), fit_intercept=bias > 0,
-                             intercept_scaling=bias if bias > 0 else 1.0, n_jobs=opts.get("n", 1),
-                             random_state=opts.get("r", 1), verbose=0 if quiet else 1)
+        common = dict(C=opts.get("c", 1.0), solver=solver, loss=loss, tol=opts.get("e"),
+                      max_iter=opts.get("m", 1000), fit_intercept=bias > 0,
+                      intercept_scaling=bias if bias > 0 else 1.0, n_jobs=opts.get("n", 1),
+                      random_state=opts.get("r", 1), verbose=0 if quiet else 1)
+        if detected == "chain":
+            from .chain import ChainSSVM
+            est = ChainSSVM(**common)
+        else:
+            from .multiclass import MulticlassSSVM
+            est = MulticlassSSVM(**common)
         with warnings.catch_warnings():
             if quiet:
                 warnings.simplefilter("ignore", ConvergenceWarning)
             if "v" in opts:
                 from .model_selection import cross_val_predict
                 est.set_params(verbose=0)
-                pred = cross_val_predict(est, X, y, opts["v"], seed=opts.get("r", 1), n_jobs=opts.get("n", 1))
+                pred = cross_val_predict(est, X, y, opts["v"], seed=opts.get("r", 1), n_jobs=opts.get("n", 1),
+                                         lengths=lengths)
                 acc = float(np.mean(pred == y))
                 print(f"Cross Validation Accuracy = {100 * acc:g}%")
                 return 0
-            est.fit(X, y)
+            if lengths is None:
+                est.fit(X, y)
+            else:
+                est.fit(X, y, lengths)
         if not quiet:
-            print(f"passes {est.n_iter_}  primal {est.objective_:.10g}  dual {est.dual_objective_:.10g}  "
-                  f"gap {est.gap_:.3g}")
+            primal = "" if np.isnan(est.objective_) else f"  primal {est.objective_:.10g}"
+            gap = "" if np.isnan(est.gap_) else f"  gap {est.gap_:.3g}"
+            print(f"passes {est.n_iter_}{primal}  dual {est.dual_objective_:.10g}{gap}  "
+                  f"working set {est.working_set_size_}")
         save_model(est, model_file)
     except (ValueError, OSError) as e:
         sys.stderr.write(f"ssvm-train: error: {e}\n")
@@ -164,7 +179,7 @@ def predict_main(argv=None):
         sys.stdout.write(PREDICT_USAGE)
         return 1
     try:
-        opts, rest = _parse_options(argv, {"q": None})
+        opts, rest = _parse_options(argv, {"q": None, "n": int})
         if len(rest) != 3:
             raise UsageError("expected test_file model_file output_file")
     except UsageError as e:
@@ -173,14 +188,26 @@ def predict_main(argv=None):
     test_file, model_file, output_file = rest
     try:
         model = load_model(model_file)
-        X, y = load_svmlight_file(test_file, zero_based=False, kind="multiclass")[:2]
-        pred = model.predict(X)
-        _write_atomic(output_file, "".join(format_label(p) + "\n" for p in pred))
+        model.n_jobs = opts.get("n", 1)
+        from .chain import ChainSSVM
+        if isinstance(model, ChainSSVM):
+            data = load_svmlight_file(test_file, zero_based=False, kind="sequence")
+            X, y, lengths = data
+            pred = model.predict(X, lengths)
+        else:
+            X, y = load_svmlight_file(test_file, zero_based=False, kind="multiclass")[:2]
+            lengths = None
+            pred = model.predict(X)
+        pred_text = [format_label(p) for p in pred]
+        _write_atomic(output_file, "".join(p + "\n" for p in pred_text))
         if not opts.get("q"):
-            labels = np.array([format_label(v) for v in y])
-            correct = int(np.sum(labels == np.array([format_label(p) for p in pred])))
-            total = len(y)
+            ok = np.array([format_label(v) for v in y]) == np.array(pred_text)
+            correct, total = int(ok.sum()), len(y)
             print(f"Accuracy = {100.0 * correct / max(total, 1):g}% ({correct}/{total})")
+            if lengths is not None and len(lengths):
+                starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
+                seq_ok = int(np.sum(np.add.reduceat(~ok, starts) == 0))
+                print(f"Sequence accuracy = {100.0 * seq_ok / len(lengths):g}% ({seq_ok}/{len(lengths)})")
     except (ValueError, OSError) as e:
         sys.stderr.write(f"ssvm-predict: error: {e}\n")
         return 1

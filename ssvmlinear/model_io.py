@@ -1,5 +1,7 @@
-"""Plain-text model files in LIBLINEAR's spirit: a readable header, then one line of weights per
-feature (one column per class). Written atomically (temporary file + rename); %.17g round-trips."""
+"""Plain-text model files in LIBLINEAR's spirit: a readable header, a line `w`, then one line of
+weights per feature (one column per class or tag, plus a line for the bias); a chain model adds a
+block `transition` (K lines, rows = previous tag) and, when enabled, `start` and `end` (one line
+each). Written atomically (temporary file + rename); %.17g round-trips exactly."""
 import os
 import tempfile
 
@@ -18,43 +20,57 @@ def format_label(v):
 
 def _label_type(classes):
     kind = np.asarray(classes).dtype.kind
-    if kind in "iu":
-        return "int"
-    if kind == "f":
-        return "float"
-    if kind == "b":
-        return "bool"
-    return "str"
+    return {"i": "int", "u": "int", "f": "float", "b": "bool"}.get(kind, "str")
+
+
+def _estimator_classes():
+    from .multiclass import MulticlassSSVM
+    from .chain import ChainSSVM
+    return {"multiclass": MulticlassSSVM, "chain": ChainSSVM}
+
+
+def _blocks(est):
+    """(name, 2-D array) blocks after the header, in file order."""
+    W = est.coef_.T
+    if est._bias > 0:
+        W = np.vstack([W, est.intercept_ / est._bias])
+    blocks = [("w", W)]
+    if hasattr(est, "transition_"):
+        blocks.append(("transition", est.transition_))
+        if est.start_end:
+            blocks += [("start", est.start_[None, :]), ("end", est.end_[None, :])]
+    return blocks
 
 
 def save_model(estimator, path):
     """Write a fitted estimator to `path` (text)."""
-    from .multiclass import MulticlassSSVM
-    if not isinstance(estimator, MulticlassSSVM):
+    kinds = {cls: name for name, cls in _estimator_classes().items()}
+    if type(estimator) not in kinds:
         raise TypeError(f"cannot save a {type(estimator).__name__}")
+    structure = kinds[type(estimator)]
     estimator._check_fitted()
     classes = estimator.classes_
     ltype = _label_type(classes)
     if ltype == "str" and any(not str(c) or any(ch.isspace() for ch in str(c)) for c in classes):
         raise ValueError("labels containing whitespace (or empty labels) cannot be written to a model file")
-    labels = [format_label(c) for c in classes]
     bias = estimator._bias
-    W = estimator.coef_.T
-    if bias > 0:
-        W = np.vstack([W, estimator.intercept_ / bias])
     lines = [f"{MAGIC} {FORMAT_VERSION}",
-             "structure multiclass",
-             f"solver {estimator.solver}",
+             f"structure {structure}",
+             f"solver {estimator._solver_name}",
              f"loss {estimator.loss}",
              f"C {estimator.C!r}",
              f"label_type {ltype}",
              f"nr_class {len(classes)}",
-             "label " + " ".join(labels),
+             "label " + " ".join(format_label(c) for c in classes),
              f"nr_feature {estimator.n_features_in_}",
-             f"bias {bias!r}" if bias > 0 else "bias -1",
-             "w"]
-    body = "\n".join(" ".join("%.17g" % v for v in row) for row in W)
-    text = "\n".join(lines) + "\n" + body + ("\n" if len(W) else "")
+             f"bias {bias!r}" if bias > 0 else "bias -1"]
+    if structure == "chain":
+        lines += [f"start_end {int(bool(estimator.start_end))}",
+                  f"normalize_loss {int(bool(estimator.normalize_loss))}"]
+    for name, block in _blocks(estimator):
+        lines.append(name)
+        lines += [" ".join("%.17g" % v for v in row) for row in block]
+    text = "\n".join(lines) + "\n"
     directory = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix=".ssvm-model-", dir=directory)
     try:
@@ -69,7 +85,6 @@ def save_model(estimator, path):
 
 def load_model(path):
     """Read a model file written by save_model / ssvm-train; returns a fitted estimator."""
-    from .multiclass import MulticlassSSVM
     try:
         with open(path, "r") as fh:
             lines = fh.read().split("\n")
@@ -85,7 +100,7 @@ def load_model(path):
     if len(parts) != 2 or parts[1] != str(FORMAT_VERSION):
         fail(1, f"unsupported model format version {parts[1:]}")
     header = {}
-    lineno = 1
+    lineno = 1  # index of the next line to read (0-based); file line numbers are lineno + 1
     while True:
         if lineno >= len(lines):
             fail(lineno, "header ends before the 'w' line")
@@ -94,16 +109,22 @@ def load_model(path):
         if line == "w":
             break
         key, _, value = line.partition(" ")
+        if key[:1].isdigit() or key[:1] in "-+.":
+            fail(lineno, "weights before the 'w' line (is the 'w' line missing?)")
         if not value:
             fail(lineno, f"malformed header line {line!r}")
         header[key] = (lineno, value)
     for key in ("structure", "solver", "loss", "label_type", "nr_class", "label", "nr_feature", "bias"):
         if key not in header:
             fail(lineno, f"header has no '{key}' line")
-    if header["structure"][1] != "multiclass":
-        fail(header["structure"][0], f"unknown structure {header['structure'][1]!r}")
+    structure = header["structure"][1]
+    classes_by_name = _estimator_classes()
+    if structure not in classes_by_name:
+        fail(header["structure"][0], f"unknown structure {structure!r}")
 
-    def number(key, conv):
+    def number(key, conv, default=None):
+        if key not in header:
+            return default
         ln, v = header[key]
         try:
             return conv(v)
@@ -113,7 +134,7 @@ def load_model(path):
     K = number("nr_class", int)
     d = number("nr_feature", int)
     bias = number("bias", float)
-    C = number("C", float) if "C" in header else 1.0
+    C = number("C", float, 1.0)
     if K < 1 or d < 0:
         fail(header["nr_class"][0], "nr_class must be >= 1 and nr_feature >= 0")
     ltype = header["label_type"][1]
@@ -127,26 +148,49 @@ def load_model(path):
         classes = np.array([conv(t) for t in toks])
     except ValueError:
         fail(header["label"][0], f"labels do not parse as {ltype}")
-    n_rows = d + (1 if bias > 0 else 0)
-    W = np.empty((n_rows, K))
-    for r in range(n_rows):
-        ln = lineno + r
-        if ln >= len(lines) or not lines[ln].strip():
-            fail(ln + 1, f"expected {n_rows} weight lines, found {r} (truncated file?)")
-        vals = lines[ln].split()
-        if len(vals) != K:
-            fail(ln + 1, f"expected {K} weights, found {len(vals)}")
-        try:
-            W[r] = [float(v) for v in vals]
-        except ValueError:
-            fail(ln + 1, "weights must be numbers")
-    if not np.all(np.isfinite(W)):
-        fail(lineno + 1, "weights must be finite")
-    rest = [ln for ln in lines[lineno + n_rows:] if ln.strip()]
+
+    def read_block(start, n_rows, n_cols, name):
+        B = np.empty((n_rows, n_cols))
+        for r in range(n_rows):
+            ln = start + r
+            if ln >= len(lines) or not lines[ln].strip():
+                fail(ln + 1, f"expected {n_rows} lines in block '{name}', found {r} (truncated file?)")
+            vals = lines[ln].split()
+            if len(vals) != n_cols:
+                fail(ln + 1, f"expected {n_cols} weights, found {len(vals)}")
+            try:
+                B[r] = [float(v) for v in vals]
+            except ValueError:
+                fail(ln + 1, "weights must be numbers")
+            if not np.all(np.isfinite(B[r])):
+                fail(ln + 1, "weights must be finite")
+        return B, start + n_rows
+
+    def expect(name, at):
+        if at >= len(lines) or lines[at].strip() != name:
+            fail(at + 1, f"expected the line '{name}'")
+        return at + 1
+
+    n_cols = d + (1 if bias > 0 else 0)
+    U, lineno = read_block(lineno, n_cols, K, "w")
+    parts = [U.ravel()]
+    kwargs = dict(C=C, loss=header["loss"][1], fit_intercept=bias > 0, intercept_scaling=bias if bias > 0 else 1.0)
+    if structure == "chain":
+        start_end = bool(number("start_end", int, 0))
+        kwargs.update(solver=header["solver"][1], start_end=start_end,
+                      normalize_loss=bool(number("normalize_loss", int, 0)))
+        T, lineno = read_block(expect("transition", lineno), K, K, "transition")
+        parts.append(T.ravel())
+        if start_end:
+            S, lineno = read_block(expect("start", lineno), 1, K, "start")
+            E, lineno = read_block(expect("end", lineno), 1, K, "end")
+            parts += [S.ravel(), E.ravel()]
+    else:
+        kwargs.update(solver=header["solver"][1])
+    rest = [ln for ln in lines[lineno:] if ln.strip()]
     if rest:
-        fail(lineno + n_rows + 1, "unexpected content after the weights")
-    est = MulticlassSSVM(C=C, solver=header["solver"][1], loss=header["loss"][1],
-                         fit_intercept=bias > 0, intercept_scaling=bias if bias > 0 else 1.0)
-    est._set_weights(W.ravel(), d, classes, bias)
+        fail(lineno + 1, "unexpected content after the weights")
+    est = classes_by_name[structure](**kwargs)
+    est._set_weights(np.concatenate(parts), d, classes, bias)
     est.n_iter_ = 0
     return est

@@ -19,16 +19,27 @@ def kfold_indices(n, n_folds, seed=0):
     return fold
 
 
-def cross_val_predict(estimator, X, y, n_folds=5, seed=0, n_jobs=None):
-    """Out-of-fold predictions of a clone of `estimator` trained on the other folds."""
-    fold = kfold_indices(X.shape[0], n_folds, seed)
+def cross_val_predict(estimator, X, y, n_folds=5, seed=0, n_jobs=None, lengths=None):
+    """Out-of-fold predictions of a clone of `estimator` trained on the other folds.
+
+    With `lengths` (sequences), whole sequences are assigned to folds."""
+    y = np.asarray(y)
+    if lengths is None:
+        fold = kfold_indices(X.shape[0], n_folds, seed)
+    else:
+        lengths = np.asarray(lengths)
+        seq_fold = kfold_indices(lengths.shape[0], n_folds, seed)
+        fold = np.repeat(seq_fold, lengths)
 
     def run(k):
         test = np.flatnonzero(fold == k)
         train = np.flatnonzero(fold != k)
         est = clone(estimator).set_params(verbose=0)
-        est.fit(X[train], y[train])
-        return test, est.predict(X[test])
+        if lengths is None:
+            est.fit(X[train], y[train])
+            return test, est.predict(X[test])
+        est.fit(X[train], y[train], lengths[seq_fold != k])
+        return test, est.predict(X[test], lengths[seq_fold == k])
 
     # Threads: the solver kernels release the GIL, and nothing is pickled.
     results = Parallel(n_jobs=n_jobs, prefer="threads")(delayed(run)(k) for k in range(n_folds))

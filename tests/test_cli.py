@@ -111,12 +111,63 @@ def test_bad_training_file_names_file_and_line(tmp_path, capsys):
     assert not (tmp_path / "m").exists()
 
 
-def test_chain_files_need_t_multiclass_for_now(capsys, tmp_path):
-    assert train_main(["-q", str(DATA / "ocr_letters_test.svm.gz"), str(tmp_path / "m")]) == 1
-    assert "use -t multiclass" in capsys.readouterr().err
+def test_multilabel_files_are_not_available_yet(capsys, tmp_path):
+    assert train_main(["-q", str(DATA / "scene_test.svm.gz"), str(tmp_path / "m")]) == 1
+    assert "structure 'multilabel' is not available" in capsys.readouterr().err
+
+
+@pytest.fixture
+def chain_files(tmp_path):
+    X, y, lengths = load_svmlight_file(DATA / "ocr_letters_test.svm.gz", n_features=128)
+    n_train = 80  # words
+    t = int(lengths[:n_train].sum())
+    tr, te = tmp_path / "chain_train.svm", tmp_path / "chain_test.svm"
+    dump_svmlight_file(X[:t], y[:t], tr, lengths=lengths[:n_train])
+    dump_svmlight_file(X[t:], y[t:], te, lengths=lengths[n_train:])
+    return tr, te
+
+
+@pytest.mark.parametrize("stype, loss", [("0", "margin"), ("1", "lse")])
+def test_chain_cli_and_api_agree(chain_files, tmp_path, capsys, stype, loss):
+    from ssvmlinear import ChainSSVM
+    tr, te = chain_files
+    model, out = tmp_path / "chain.model", tmp_path / "pred"
+    assert train_main(["-s", stype, "-c", "0.1", "-q", str(tr), str(model)]) == 0
+    assert predict_main([str(te), str(model), str(out)]) == 0
+    printed = capsys.readouterr().out
+    X, y, lengths = load_svmlight_file(tr)
+    Xt, yt, lt = load_svmlight_file(te, n_features=X.shape[1])
+    est = ChainSSVM(C=0.1, loss=loss, random_state=1).fit(X, y, lengths)
+    pred = est.predict(Xt, lt)
+    assert np.array_equal(np.loadtxt(out), pred)
+    correct = int(np.sum(pred == yt))
+    assert f"Accuracy = {100.0 * correct / len(yt):g}% ({correct}/{len(yt)})" in printed
+    assert "Sequence accuracy = " in printed
+    back = load_model(model)
+    assert np.array_equal(back.transition_, est.transition_) and np.array_equal(back.coef_, est.coef_)
+
+
+def test_chain_cross_validation_splits_by_sequence(chain_files, capsys):
+    assert train_main(["-v", "3", "-q", str(chain_files[0])]) == 0
+    assert "Cross Validation Accuracy = " in capsys.readouterr().out
 
 
 # ---------------------------------------------------------------- model files
+
+def test_chain_model_round_trip_with_start_end_and_bias(tmp_path):
+    from ssvmlinear import ChainSSVM
+    X, y, lengths = load_svmlight_file(DATA / "ocr_letters_test.svm.gz", n_features=128)
+    t = int(lengths[:40].sum())
+    est = ChainSSVM(C=0.1, start_end=True, fit_intercept=True, normalize_loss=True).fit(X[:t], y[:t], lengths[:40])
+    save_model(est, tmp_path / "m")
+    back = load_model(tmp_path / "m")
+    for attr in ("coef_", "intercept_", "transition_", "start_", "end_", "classes_"):
+        assert np.array_equal(getattr(back, attr), getattr(est, attr))
+    assert back.start_end and back.normalize_loss
+    assert np.array_equal(back.predict(X[t:], lengths[40:]), est.predict(X[t:], lengths[40:]))
+    save_model(back, tmp_path / "m2")
+    assert (tmp_path / "m").read_text() == (tmp_path / "m2").read_text()
+
 
 @pytest.mark.parametrize("labels", [np.array([3, 7, 11, 20]), np.array([0.5, 1.25, -3.0, 1e-300]),
                                     np.array(["ant", "bee", "cow", "dog"])])
@@ -143,6 +194,7 @@ def _saved_model_lines(tmp_path):
 @pytest.mark.parametrize("corrupt, message", [
     (lambda L: ["liblinear_model"] + L[1:], ":1: not an ssvmlinear model file"),
     (lambda L: L[:-3], "truncated"),
+    (lambda L: [x for x in L if x != "w"], "is the 'w' line missing"),
     (lambda L: L[:-2] + ["1.0 abc 2.0", ""], "weights must be numbers"),
     (lambda L: L[:-2] + ["1.0 2.0", ""], "expected 3 weights, found 2"),
     (lambda L: [x.replace("nr_class 3", "nr_class x") for x in L], "bad nr_class value"),
