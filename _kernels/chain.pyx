@@ -61,20 +61,16 @@ cdef class ChainStructure(Structure):
             f += w[self.start_off + y[0]] + w[self.end_off + y[T - 1]]
         return f
 
-    cdef void scores(self, const double *w, Py_ssize_t i, const int *labels, int n, double *out,
-                     double *work) noexcept nogil:
-        # One T x K table of unary scores, then O(T) per label.
+    cdef void margins(self, const double *w, Py_ssize_t i, const int *labels, int n, double *out,
+                      double *work) noexcept nogil:
+        # One T x K table of unary scores, then O(T) per label (the truth is label n).
         cdef Py_ssize_t t, T = self.label_len(i), K = self.n_tags
         cdef int k
         cdef const int *y
-        cdef double f
-        if n <= 1:
-            for k in range(n):
-                out[k] = self.score(w, i, labels + k * T)
-            return
+        cdef double f, fyi = 0.0
         self._unary_scores(w, i, 0.0, work)
-        for k in range(n):
-            y = labels + k * T
+        for k in range(n + 1):
+            y = labels + k * T if k < n else self.true_label(i)
             f = 0.0
             for t in range(T):
                 f += work[t * K + y[t]]
@@ -82,7 +78,12 @@ cdef class ChainStructure(Structure):
                     f += w[self.trans_off + y[t - 1] * K + y[t]]
             if self.use_start_end:
                 f += w[self.start_off + y[0]] + w[self.end_off + y[T - 1]]
-            out[k] = f
+            if k < n:
+                out[k] = f
+            else:
+                fyi = f
+        for k in range(n):
+            out[k] -= fyi
 
     cdef double loss(self, Py_ssize_t i, const int *y) noexcept nogil:
         cdef Py_ssize_t t, T = self.label_len(i)

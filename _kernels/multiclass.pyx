@@ -34,16 +34,19 @@ cdef class MulticlassStructure(Structure):
     cdef double score(self, const double *w, Py_ssize_t i, const int *y) noexcept nogil:
         return row_dot(self.X.row(i), w, self.n_classes, y[0])
 
-    cdef void scores(self, const double *w, Py_ssize_t i, const int *labels, int n, double *out,
-                     double *work) noexcept nogil:
-        cdef int k
+    cdef void margins(self, const double *w, Py_ssize_t i, const int *labels, int n, double *out,
+                      double *work) noexcept nogil:
+        cdef int k, yi = self.y[i]
+        cdef double fyi
+        cdef Row r = self.X.row(i)
         if n <= 2:
+            fyi = row_dot(r, w, self.n_classes, yi)
             for k in range(n):
-                out[k] = row_dot(self.X.row(i), w, self.n_classes, labels[k])
+                out[k] = 0.0 if labels[k] == yi else row_dot(r, w, self.n_classes, labels[k]) - fyi
             return
-        row_gemv(self.X.row(i), w, self.n_classes, work)
+        row_gemv(r, w, self.n_classes, work)
         for k in range(n):
-            out[k] = work[labels[k]]
+            out[k] = work[labels[k]] - work[yi]
 
     cdef double loss(self, Py_ssize_t i, const int *y) noexcept nogil:
         return 0.0 if y[0] == self.y[i] else 1.0

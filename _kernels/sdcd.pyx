@@ -75,12 +75,12 @@ cdef class SDCDSolver:
         for i in range(self.n):
             if self.ws.append(i, structure.true_label(i), 0.0) < 0:
                 raise MemoryError()
-            self.ws.alpha[i][0] = self.Cs[i]
+            self.ws.alpha(i)[0] = self.Cs[i]
 
     cdef double _visit(self, Py_ssize_t i, bint use_oracle) noexcept nogil:
         """Coordinate steps on V_i; returns sum of squared alpha changes divided by C_i (-1 on OOM)."""
         cdef double *w = &self.w[0]
-        cdef double m, d, fyi, a_new, delta, change = 0.0, C = self.Cs[i], gkk
+        cdef double m, d, a_new, delta, change = 0.0, C = self.Cs[i], gkk
         cdef int k, j, n, c, got
         cdef double *alpha
         cdef double *G
@@ -92,7 +92,7 @@ cdef class SDCDSolver:
             if j < 0:
                 if self.ws.append(i, &self.ybuf[0], d) < 0:
                     return -1.0
-            elif self.exact_violators and self.ws.alpha[i][j] >= C and m + d > 0.0:
+            elif self.exact_violators and self.ws.alpha(i)[j] >= C and m + d > 0.0:
                 # the argmax is saturated: look further down the list for a violator outside V_i
                 got = self.st.kbest(w, i, 1.0, self.ws.size[i] + 1, &self.klabels[0], &self.kvalues[0],
                                     &self.kwork[0])
@@ -106,17 +106,16 @@ cdef class SDCDSolver:
                                           self.st.loss(i, &self.klabels[k * L])) < 0:
                             return -1.0
                         break
-                    if self.ws.alpha[i][j] < C:
+                    if self.ws.alpha(i)[j] < C:
                         break
         n = self.ws.size[i]
-        alpha = self.ws.alpha[i]
-        G = self.ws.gram[i]
+        alpha = self.ws.alpha(i)
+        G = self.ws.gram(i)
         c = self.ws.cap[i]
-        fyi = self.st.score(w, i, self.st.true_label(i))
-        self.st.scores(w, i, self.ws.lab[i], n, &self.H[0], &self.work[0])
+        self.st.margins(w, i, self.ws.labels(i), n, &self.H[0], &self.work[0])
         for k in range(n):
             # H = l_i(y) - w . dphi_i(y) = -gradient (IV.5)
-            self.H[k] += self.ws.loss[i][k] - fyi
+            self.H[k] += self.ws.loss(i)[k]
             self.dalpha[k] = 0.0
         for k in range(n):
             gkk = G[k * c + k]

@@ -73,7 +73,7 @@ cdef class SDMSolver:
         for i in range(self.n):
             if self.ws.append(i, structure.true_label(i), 0.0) < 0:
                 raise MemoryError()
-            self.ws.alpha[i][0] = self.Cs[i]
+            self.ws.alpha(i)[0] = self.Cs[i]
 
     def __dealloc__(self):
         free(self.H)
@@ -105,7 +105,7 @@ cdef class SDMSolver:
     cdef double _visit(self, Py_ssize_t i, bint use_oracle, double inner_tol) noexcept nogil:
         """Optimise example i's sub-problem; returns its KKT violation before the visit (-1 on OOM)."""
         cdef double *w = &self.w[0]
-        cdef double m, d, fyi, gap, q, delta, viol, hmin
+        cdef double m, d, gap, q, delta, viol, hmin
         cdef int k, n, c, up, down, step
         cdef double *alpha
         cdef double *G
@@ -123,13 +123,12 @@ cdef class SDMSolver:
             return -1.0
         H = self.H
         dalpha = self.dalpha
-        alpha = self.ws.alpha[i]
-        G = self.ws.gram[i]
+        alpha = self.ws.alpha(i)
+        G = self.ws.gram(i)
         c = self.ws.cap[i]
-        fyi = self.st.score(w, i, self.st.true_label(i))
-        self.st.scores(w, i, self.ws.lab[i], n, H, &self.work[0])
+        self.st.margins(w, i, self.ws.labels(i), n, H, &self.work[0])
         for k in range(n):
-            H[k] += self.ws.loss[i][k] - fyi
+            H[k] += self.ws.loss(i)[k]
             dalpha[k] = 0.0
         viol = 0.0
         for step in range(self.max_inner):
@@ -244,7 +243,7 @@ cdef class SDMSolver:
                 j = self.ws.find(i, self.st.true_label(i))
                 if j < 0:
                     j = self.ws.append(i, self.st.true_label(i), 0.0)
-                self.ws.alpha[i][j] = self.Cs[i]
+                self.ws.alpha(i)[j] = self.Cs[i]
         self.rng_state = state.get("rng_state", self.rng_state)
         self.recompute_w()
 

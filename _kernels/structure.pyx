@@ -15,12 +15,13 @@ cdef class Structure:
     cdef double score(self, const double *w, Py_ssize_t i, const int *y) noexcept nogil:
         return 0.0
 
-    cdef void scores(self, const double *w, Py_ssize_t i, const int *labels, int n, double *out,
-                     double *work) noexcept nogil:
+    cdef void margins(self, const double *w, Py_ssize_t i, const int *labels, int n, double *out,
+                      double *work) noexcept nogil:
         cdef int k
         cdef Py_ssize_t L = self.label_len(i)
+        cdef double fyi = self.score(w, i, self.true_label(i))
         for k in range(n):
-            out[k] = self.score(w, i, labels + k * L)
+            out[k] = self.score(w, i, labels + k * L) - fyi
 
     cdef double loss(self, Py_ssize_t i, const int *y) noexcept nogil:
         return 0.0

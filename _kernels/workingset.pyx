@@ -2,7 +2,7 @@
 """Working sets shared by the dual solvers (see workingset.pxd)."""
 import numpy as np
 
-from libc.stdlib cimport malloc, realloc, free
+from libc.stdlib cimport malloc, free
 from libc.string cimport memcpy
 
 from ssvmlinear._kernels.structure cimport Structure
@@ -14,10 +14,8 @@ cdef class WorkingSets:
     def __cinit__(self):
         self.size = NULL
         self.cap = NULL
-        self.lab = NULL
-        self.alpha = NULL
-        self.loss = NULL
-        self.gram = NULL
+        self.label_ints = NULL
+        self.block = NULL
         self.n = 0
 
     def __init__(self, Structure structure):
@@ -26,73 +24,61 @@ cdef class WorkingSets:
         m = max(structure.n_examples, 1)
         self.size = <int *> malloc(m * sizeof(int))
         self.cap = <int *> malloc(m * sizeof(int))
-        self.lab = <int **> malloc(m * sizeof(int *))
-        self.alpha = <double **> malloc(m * sizeof(double *))
-        self.loss = <double **> malloc(m * sizeof(double *))
-        self.gram = <double **> malloc(m * sizeof(double *))
-        if not (self.size and self.cap and self.lab and self.alpha and self.loss and self.gram):
+        self.label_ints = <Py_ssize_t *> malloc(m * sizeof(Py_ssize_t))
+        self.block = <double **> malloc(m * sizeof(double *))
+        if not (self.size and self.cap and self.label_ints and self.block):
             raise MemoryError()
         self.n = structure.n_examples
         for i in range(self.n):
             self.size[i] = 0
             self.cap[i] = 0
-            self.lab[i] = NULL
-            self.alpha[i] = NULL
-            self.loss[i] = NULL
-            self.gram[i] = NULL
+            self.label_ints[i] = 0
+            self.block[i] = NULL
 
     def __dealloc__(self):
         cdef Py_ssize_t i
-        if self.lab != NULL:
+        if self.block != NULL:
             for i in range(self.n):
-                free(self.lab[i])
-                free(self.alpha[i])
-                free(self.loss[i])
-                free(self.gram[i])
+                free(self.block[i])
         free(self.size)
         free(self.cap)
-        free(self.lab)
-        free(self.alpha)
-        free(self.loss)
-        free(self.gram)
+        free(self.label_ints)
+        free(self.block)
 
     cdef int find(self, Py_ssize_t i, const int *y) noexcept nogil:
         cdef Py_ssize_t L = self.st.label_len(i), t
         cdef int k
-        cdef const int *lab
+        cdef const int *lab = self.labels(i)
         for k in range(self.size[i]):
-            lab = self.lab[i] + k * L
             t = 0
             while t < L and lab[t] == y[t]:
                 t += 1
             if t == L:
                 return k
+            lab += L
         return -1
 
     cdef int _grow(self, Py_ssize_t i) noexcept nogil:
+        """Double the capacity of V_i (one new block; contents and Gram copied)."""
         cdef Py_ssize_t L = self.st.label_len(i)
-        cdef int old = self.cap[i], new = 2 if self.cap[i] == 0 else 2 * self.cap[i], k, j
-        cdef int *lab = <int *> realloc(self.lab[i], new * L * sizeof(int))
-        if lab == NULL:
+        cdef int old = self.cap[i], new = 2 if old == 0 else 2 * old, n = self.size[i], k, j
+        cdef Py_ssize_t lints = ((new * L + 1) // 2) * 2
+        cdef double *b = <double *> malloc((lints // 2 + 2 * new + new * new) * sizeof(double))
+        if b == NULL:
             return -1
-        self.lab[i] = lab
-        cdef double *a = <double *> realloc(self.alpha[i], new * sizeof(double))
-        if a == NULL:
-            return -1
-        self.alpha[i] = a
-        cdef double *l = <double *> realloc(self.loss[i], new * sizeof(double))
-        if l == NULL:
-            return -1
-        self.loss[i] = l
-        cdef double *g = <double *> malloc(new * new * sizeof(double))
-        if g == NULL:
-            return -1
-        for k in range(self.size[i]):
-            for j in range(self.size[i]):
-                g[k * new + j] = self.gram[i][k * old + j]
-        free(self.gram[i])
-        self.gram[i] = g
+        cdef double *a_new = b + lints // 2
+        cdef double *g_new = a_new + 2 * new
+        if self.block[i] != NULL:
+            memcpy(b, self.block[i], n * L * sizeof(int))
+            memcpy(a_new, self.alpha(i), n * sizeof(double))
+            memcpy(a_new + new, self.loss(i), n * sizeof(double))
+            for k in range(n):
+                for j in range(n):
+                    g_new[k * new + j] = self.gram(i)[k * old + j]
+            free(self.block[i])
+        self.block[i] = b
         self.cap[i] = new
+        self.label_ints[i] = lints
         return 0
 
     cdef int append(self, Py_ssize_t i, const int *y, double loss) noexcept nogil:
@@ -102,27 +88,32 @@ cdef class WorkingSets:
         if k == self.cap[i] and self._grow(i) < 0:
             return -1
         c = self.cap[i]
-        memcpy(self.lab[i] + k * L, y, L * sizeof(int))
-        self.alpha[i][k] = 0.0
-        self.loss[i][k] = loss
+        cdef int *lab = self.labels(i)
+        cdef double *G = self.gram(i)
+        memcpy(lab + k * L, y, L * sizeof(int))
+        self.alpha(i)[k] = 0.0
+        self.loss(i)[k] = loss
         self.size[i] = k + 1
         for j in range(k + 1):
-            self.gram[i][k * c + j] = self.st.gram(i, self.lab[i] + k * L, self.lab[i] + j * L)
-            self.gram[i][j * c + k] = self.gram[i][k * c + j]
+            G[k * c + j] = self.st.gram(i, lab + k * L, lab + j * L)
+            G[j * c + k] = G[k * c + j]
         return k
 
     cdef void keep(self, Py_ssize_t i, const char *flags) noexcept nogil:
         """Keep the members whose flag is nonzero (order preserved, Gram compacted in place)."""
         cdef Py_ssize_t L = self.st.label_len(i)
         cdef int n = self.size[i], c = self.cap[i], k, j, kk = 0, jj
-        cdef double *G = self.gram[i]
+        cdef int *lab = self.labels(i)
+        cdef double *alpha = self.alpha(i)
+        cdef double *loss = self.loss(i)
+        cdef double *G = self.gram(i)
         for k in range(n):
             if not flags[k]:
                 continue
             if kk != k:
-                memcpy(self.lab[i] + kk * L, self.lab[i] + k * L, L * sizeof(int))
-                self.alpha[i][kk] = self.alpha[i][k]
-                self.loss[i][kk] = self.loss[i][k]
+                memcpy(lab + kk * L, lab + k * L, L * sizeof(int))
+                alpha[kk] = alpha[k]
+                loss[kk] = loss[k]
             jj = 0
             for j in range(n):
                 if flags[j]:
@@ -143,8 +134,8 @@ cdef class WorkingSets:
         with nogil:
             for i in range(self.n):
                 for k in range(self.size[i]):
-                    if self.alpha[i][k] != 0.0:
-                        self.st.update(&w[0], i, self.alpha[i][k], self.label(i, k))
+                    if self.alpha(i)[k] != 0.0:
+                        self.st.update(&w[0], i, self.alpha(i)[k], self.label(i, k))
 
     def linear_term(self):
         """sum_i sum_k alpha_i(k) Delta_i(y_k)."""
@@ -153,7 +144,7 @@ cdef class WorkingSets:
         cdef double s = 0.0
         for i in range(self.n):
             for k in range(self.size[i]):
-                s += self.alpha[i][k] * self.loss[i][k]
+                s += self.alpha(i)[k] * self.loss(i)[k]
         return s
 
     def get_state(self):
@@ -163,9 +154,9 @@ cdef class WorkingSets:
         labels, alphas, losses = [], [], []
         for i in range(self.n):
             L = self.st.label_len(i)
-            labels.append(np.array([self.lab[i][t] for t in range(self.size[i] * L)], dtype=np.int32))
-            alphas.append(np.array([self.alpha[i][k] for k in range(self.size[i])], dtype=np.float64))
-            losses.append(np.array([self.loss[i][k] for k in range(self.size[i])], dtype=np.float64))
+            labels.append(np.array([self.labels(i)[t] for t in range(self.size[i] * L)], dtype=np.int32))
+            alphas.append(np.array([self.alpha(i)[k] for k in range(self.size[i])], dtype=np.float64))
+            losses.append(np.array([self.loss(i)[k] for k in range(self.size[i])], dtype=np.float64))
         cat = lambda a, dt: np.concatenate(a).astype(dt) if a else np.zeros(0, dt)
         return dict(sizes=self.sizes(), labels=cat(labels, np.int32), alpha=cat(alphas, np.float64),
                     loss=cat(losses, np.float64))
@@ -187,6 +178,6 @@ cdef class WorkingSets:
                 j = self.append(i, &labels[pos + k * L], loss[apos + k])
                 if j < 0:
                     raise MemoryError()
-                self.alpha[i][j] = alpha[apos + k] * scale[i]
+                self.alpha(i)[j] = alpha[apos + k] * scale[i]
             pos += sizes[i] * L
             apos += sizes[i]
