@@ -1,6 +1,7 @@
 # cython: language_level=3
 """Chain (sequence labeling) structure: Viterbi lambda-oracle, loss-indexed oracle, Gram, update."""
 import numpy as np
+from libc.math cimport NAN
 
 from ssvmlinear._kernels.dataset cimport CSRDataset, Row, row_dot, row_axpy, row_gemv, row_row_dot
 from ssvmlinear._kernels.structure cimport Structure
@@ -63,17 +64,24 @@ cdef class ChainStructure(Structure):
 
     cdef void margins(self, const double *w, Py_ssize_t i, const int *labels, int n, double *out,
                       double *work) noexcept nogil:
-        # One T x K table of unary scores, then O(T) per label (the truth is label n).
-        cdef Py_ssize_t t, T = self.label_len(i), K = self.n_tags
+        # Unary scores are filled in lazily in a T x K table: members of a working set share most
+        # (position, tag) pairs, so this costs far fewer row products than the full table.
+        cdef Py_ssize_t t, T = self.label_len(i), K = self.n_tags, s0 = self.starts[i]
         cdef int k
         cdef const int *y
-        cdef double f, fyi = 0.0
-        self._unary_scores(w, i, 0.0, work)
+        cdef double f, fyi = 0.0, u
+        cdef double *U = work
+        for t in range(T * K):
+            U[t] = NAN
         for k in range(n + 1):
             y = labels + k * T if k < n else self.true_label(i)
             f = 0.0
             for t in range(T):
-                f += work[t * K + y[t]]
+                u = U[t * K + y[t]]
+                if u != u:  # not computed yet
+                    u = row_dot(self.X.row(s0 + t), w, K, y[t])
+                    U[t * K + y[t]] = u
+                f += u
                 if t > 0:
                     f += w[self.trans_off + y[t - 1] * K + y[t]]
             if self.use_start_end:
@@ -246,6 +254,40 @@ cdef class ChainStructure(Structure):
             g += ((yi[T - 1] == yi[T - 1]) - (yi[T - 1] == b[T - 1]) - (a[T - 1] == yi[T - 1])
                   + (a[T - 1] == b[T - 1]))
         return g
+
+    cdef void gram_row(self, Py_ssize_t i, const int *a, const int *labels, int n, double *out,
+                       double *work) noexcept nogil:
+        # Token products x_t . x_s for the positions t where a differs from y_i, computed once.
+        cdef Py_ssize_t t, s, T = self.label_len(i), s0 = self.starts[i]
+        cdef const int *yi = self.true_label(i)
+        cdef const int *b
+        cdef double *P = work          # P[t*T + s]
+        cdef double g, c, base_tr = 0.0
+        cdef int j
+        for t in range(T):
+            if a[t] != yi[t]:
+                for s in range(T):
+                    P[t * T + s] = row_row_dot(self.X.row(s0 + t), self.X.row(s0 + s))
+        for j in range(n):
+            b = labels + j * T
+            g = 0.0
+            for t in range(T):
+                if a[t] == yi[t]:
+                    continue
+                for s in range(T):
+                    if b[s] == yi[s]:
+                        continue
+                    c = ((yi[t] == yi[s]) - (yi[t] == b[s]) - (a[t] == yi[s]) + (a[t] == b[s]))
+                    if c != 0.0:
+                        g += c * P[t * T + s]
+            for t in range(1, T):
+                for s in range(1, T):
+                    g += (_same(yi, yi, t, s) - _same(yi, b, t, s) - _same(a, yi, t, s) + _same(a, b, t, s))
+            if self.use_start_end:
+                g += ((yi[0] == yi[0]) - (yi[0] == b[0]) - (a[0] == yi[0]) + (a[0] == b[0]))
+                g += ((yi[T - 1] == yi[T - 1]) - (yi[T - 1] == b[T - 1]) - (a[T - 1] == yi[T - 1])
+                      + (a[T - 1] == b[T - 1]))
+            out[j] = g
 
     cdef void update(self, double *w, Py_ssize_t i, double coef, const int *y) noexcept nogil:
         cdef Py_ssize_t t, T = self.label_len(i), s0 = self.starts[i], K = self.n_tags

@@ -40,6 +40,7 @@ cdef class SDCDSolver:
     cdef double[::1] H
     cdef double[::1] dalpha
     cdef Py_ssize_t[::1] order
+    cdef char[::1] settled     # 1: the last visit found every alpha at a bound its gradient pushes to
     cdef uint64_t rng_state
     cdef public long long n_oracle_calls
     cdef public long long n_kbest_calls
@@ -62,6 +63,7 @@ cdef class SDCDSolver:
         self.H = np.zeros(16)
         self.dalpha = np.zeros(16)
         self.order = np.arange(max(self.n, 1), dtype=np.intp)
+        self.settled = np.zeros(max(self.n, 1), dtype=np.int8)
         self.rng_state = seed
         self.n_oracle_calls = 0
         self.n_kbest_calls = 0
@@ -139,6 +141,13 @@ cdef class SDCDSolver:
         for k in range(n):
             if self.dalpha[k] != 0.0:
                 self.st.update(w, i, self.dalpha[k], self.ws.label(i, k))  # (IV.7)
+        # Shrinking (Hsieh et al. 2008): an example whose variables all sit at the bound their
+        # gradient pushes them to is skipped by type-II passes until the next type-I pass.
+        self.settled[i] = 1
+        for k in range(n):
+            if not ((alpha[k] <= 0.0 and self.H[k] <= 0.0) or (alpha[k] >= C and self.H[k] >= 0.0)):
+                self.settled[i] = 0
+                break
         return change
 
     def run_pass(self, bint use_oracle, double deltathresh):
@@ -163,7 +172,7 @@ cdef class SDCDSolver:
                 rng_shuffle(&self.rng_state, &self.order[0], self.n)
             for t in range(self.n):
                 i = self.order[t]
-                if self.Cs[i] <= 0.0:
+                if self.Cs[i] <= 0.0 or (not use_oracle and self.settled[i]):
                     continue
                 v = self._visit(i, use_oracle)
                 if v == -1.0:

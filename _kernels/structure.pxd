@@ -30,6 +30,9 @@ cdef class Structure:
                        double *m_out, double *delta_out, double *work) noexcept nogil
     # (phi(y_i) - phi(a)) . (phi(y_i) - phi(b))
     cdef double gram(self, Py_ssize_t i, const int *a, const int *b) noexcept nogil
+    # out[j] = gram(i, a, labels[j]) for n labels stored back to back (shares work across j)
+    cdef void gram_row(self, Py_ssize_t i, const int *a, const int *labels, int n, double *out,
+                       double *work) noexcept nogil
     # w += coef * (phi(y_i) - phi(y)), touching only the nonzeros of x_i
     cdef void update(self, double *w, Py_ssize_t i, double coef, const int *y) noexcept nogil
     cdef Py_ssize_t workspace_size(self) noexcept nogil

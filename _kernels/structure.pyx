@@ -33,6 +33,13 @@ cdef class Structure:
     cdef double gram(self, Py_ssize_t i, const int *a, const int *b) noexcept nogil:
         return 0.0
 
+    cdef void gram_row(self, Py_ssize_t i, const int *a, const int *labels, int n, double *out,
+                       double *work) noexcept nogil:
+        cdef int j
+        cdef Py_ssize_t L = self.label_len(i)
+        for j in range(n):
+            out[j] = self.gram(i, a, labels + j * L)
+
     cdef void update(self, double *w, Py_ssize_t i, double coef, const int *y) noexcept nogil:
         pass
 
@@ -101,6 +108,28 @@ cdef class Structure:
 
     def py_gram(self, Py_ssize_t i, const int[::1] a, const int[::1] b):
         return self.gram(i, &a[0], &b[0])
+
+    def py_gram_row(self, Py_ssize_t i, const int[::1] a, const int[::1] labels):
+        import numpy as np
+        cdef Py_ssize_t L = self.label_len(i)
+        cdef int n = labels.shape[0] // L
+        out = np.zeros(max(n, 1))
+        work = np.zeros(max(self.workspace_size(), 1))
+        cdef double[::1] ov = out
+        cdef double[::1] wv = work
+        self.gram_row(i, &a[0], &labels[0], n, &ov[0], &wv[0])
+        return out[:n]
+
+    def py_margins(self, const double[::1] w, Py_ssize_t i, const int[::1] labels):
+        import numpy as np
+        cdef Py_ssize_t L = self.label_len(i)
+        cdef int n = labels.shape[0] // L
+        out = np.zeros(max(n, 1))
+        work = np.zeros(max(self.workspace_size(), 1))
+        cdef double[::1] ov = out
+        cdef double[::1] wv = work
+        self.margins(&w[0], i, &labels[0], n, &ov[0], &wv[0])
+        return out[:n]
 
     def py_update(self, double[::1] w, Py_ssize_t i, double coef, const int[::1] y):
         self.update(&w[0], i, coef, &y[0])

@@ -14,6 +14,8 @@ cdef class WorkingSets:
     cdef int *cap
     cdef Py_ssize_t *label_ints   # ints reserved for labels in the block (multiple of 2)
     cdef double **block           # per example: labels | alpha | loss | gram
+    cdef double[::1] work_arr     # scratch for gram_row (working sets are used by one thread)
+    cdef double *work
 
     cdef int find(self, Py_ssize_t i, const int *y) noexcept nogil
     cdef int _grow(self, Py_ssize_t i) noexcept nogil

@@ -21,6 +21,8 @@ cdef class WorkingSets:
     def __init__(self, Structure structure):
         cdef Py_ssize_t i, m
         self.st = structure
+        self.work_arr = np.zeros(max(structure.workspace_size(), 1))
+        self.work = &self.work_arr[0]
         m = max(structure.n_examples, 1)
         self.size = <int *> malloc(m * sizeof(int))
         self.cap = <int *> malloc(m * sizeof(int))
@@ -94,8 +96,8 @@ cdef class WorkingSets:
         self.alpha(i)[k] = 0.0
         self.loss(i)[k] = loss
         self.size[i] = k + 1
-        for j in range(k + 1):
-            G[k * c + j] = self.st.gram(i, lab + k * L, lab + j * L)
+        self.st.gram_row(i, lab + k * L, lab, k + 1, G + k * c, self.work)
+        for j in range(k):
             G[j * c + k] = G[k * c + j]
         return k
 

@@ -48,6 +48,10 @@ class MulticlassSSVM(StructuredSSVM):
     timestamps_, n_oracle_calls_, working_set_size_ (sum_i |V_i|), converged_.
     """
 
+    # LSE-SDCD on multiclass: every class can be a violator, as in the paper's multiclass runs
+    # (all classes in V_i); the k-best search over K classes is cheap.
+    exact_violators = True
+
     _parameter_constraints = {
         "C": [Interval(numbers.Real, 0, None, closed="neither")],
         "solver": [frozenset(SOLVERS)],

@@ -121,3 +121,19 @@ def test_kbest_matches_sorted_enumeration(case, seed):
                     j = next(j for j, c in enumerate(labels) if np.array_equal(c, lab))
                     assert vals[j] == pytest.approx(v, abs=1e-10)
                 assert len({tuple(lab) for lab in got_labels}) == n  # distinct labellings
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_gram_row_and_margins_agree_with_single_calls(seed):
+    st, D, y, lengths, w = random_chain_problem(seed, K=3, max_T=5, start_end=bool(seed % 2))
+    rng = np.random.default_rng(seed)
+    for i in range(len(lengths)):
+        T = int(lengths[i])
+        labels = rng.integers(0, 3, (6, T)).astype(np.int32)
+        flat = labels.ravel()
+        for a in labels[:3]:
+            np.testing.assert_allclose(st.py_gram_row(i, a, flat), [st.py_gram(i, a, b) for b in labels],
+                                       atol=1e-12)
+        truth = st.py_true_label(i)
+        expect = [st.py_score(w, i, b) - st.py_score(w, i, truth) for b in labels]
+        np.testing.assert_allclose(st.py_margins(w, i, flat), expect, atol=1e-10)
