@@ -32,8 +32,8 @@ def fit_sdm(structure, Cs, tol, max_iter, seed, verbose=0, callback=None, estima
     Stopping rule: a type-I pass (loss-augmented oracle on every example) in which the maximal
     KKT violation max_y H_i(y) - min_{alpha_i(y)>0} H_i(y) over all examples is <= tol (LIBLINEAR
     -s 4's rule). max_iter bounds the number of passes (type-I and type-II). The primal objective
-    curve costs one oracle pass per outer iteration, so it is recorded when verbose >= 2, a callback
-    or monitor_primal asks for it (NaN otherwise); the dual curve is always recorded.
+    curve costs one oracle pass, so it is recorded after each type-I pass when verbose >= 2, a
+    callback or monitor_primal asks for it (NaN otherwise); the dual curve after every pass.
     """
     solver = SDMSolver(structure, Cs, seed)
     if state is not None:
@@ -67,6 +67,9 @@ def fit_sdm(structure, Cs, tol, max_iter, seed, verbose=0, callback=None, estima
                     break
                 viol2 = solver.run_pass(False, inner_tol)
                 passes += 1
+                dual_curve.append(solver.dual())
+                primal_curve.append(np.nan)
+                timestamps.append(time.perf_counter() - t0)
                 if viol2 <= max(tol, TYPE2_RATIO * viol):
                     break
     except KeyboardInterrupt:
