@@ -63,16 +63,17 @@ cdef class ChainStructure(Structure):
         return f
 
     cdef void margins(self, const double *w, Py_ssize_t i, const int *labels, int n, double *out,
-                      double *work) noexcept nogil:
-        # Unary scores are filled in lazily in a T x K table: members of a working set share most
-        # (position, tag) pairs, so this costs far fewer row products than the full table.
+                      double *work, bint after_oracle) noexcept nogil:
+        # Unary scores come from a T x K table: the oracle's (after_oracle), or one filled in
+        # lazily, since members of a working set share most (position, tag) pairs.
         cdef Py_ssize_t t, T = self.label_len(i), K = self.n_tags, s0 = self.starts[i]
         cdef int k
         cdef const int *y
         cdef double f, fyi = 0.0, u
         cdef double *U = work
-        for t in range(T * K):
-            U[t] = NAN
+        if not after_oracle:
+            for t in range(T * K):
+                U[t] = NAN
         for k in range(n + 1):
             y = labels + k * T if k < n else self.true_label(i)
             f = 0.0
@@ -119,17 +120,18 @@ cdef class ChainStructure(Structure):
     cdef double oracle(self, const double *w, Py_ssize_t i, double lam, int *y_out,
                        double *m_out, double *delta_out, double *work) noexcept nogil:
         # Viterbi on unary + lam * Hamming; ties go to the lowest tag (backwards: lowest predecessor).
+        # U keeps the plain unary scores (margins() reuses them), the loss is added on the fly.
         cdef Py_ssize_t t, k, p, T = self.label_len(i), K = self.n_tags
         cdef const int *yi = self.true_label(i)
         cdef double *U = work
         cdef double *V = work + T * K
         cdef double *B = work + 2 * T * K
         cdef const double *tr = w + self.trans_off
-        cdef double v, best, fyi, fy, d
+        cdef double v, best, fyi, fy, d, a = lam * self._loss_weight(i)
         cdef int arg
-        fyi = self._unary_scores(w, i, lam, U)
+        fyi = self._unary_scores(w, i, 0.0, U)
         for k in range(K):
-            V[k] = U[k] + (w[self.start_off + k] if self.use_start_end else 0.0)
+            V[k] = U[k] + (a if k != yi[0] else 0.0) + (w[self.start_off + k] if self.use_start_end else 0.0)
         for t in range(1, T):
             for k in range(K):
                 best = NEG_INF
@@ -139,7 +141,7 @@ cdef class ChainStructure(Structure):
                     if v > best:
                         best = v
                         arg = <int> p
-                V[t * K + k] = best + U[t * K + k]
+                V[t * K + k] = best + U[t * K + k] + (a if k != yi[t] else 0.0)
                 B[t * K + k] = arg
         best = NEG_INF
         arg = 0
@@ -151,7 +153,7 @@ cdef class ChainStructure(Structure):
         y_out[T - 1] = arg
         for t in range(T - 1, 0, -1):
             y_out[t - 1] = <int> B[t * K + y_out[t]]
-        # m = f(y) - f(y_i) from the unary table (U holds lam * loss on wrong tags).
+        # m = f(y) - f(y_i): the path value less lam * loss.
         d = self.loss(i, y_out)
         fy = best - lam * d
         for t in range(1, T):
@@ -231,9 +233,10 @@ cdef class ChainStructure(Structure):
                     e -= 1
                 labels[l * T + t - 1] = <int> p
 
-    cdef double gram(self, Py_ssize_t i, const int *a, const int *b) noexcept nogil:
-        # dphi(a) . dphi(b) with dphi(y) = phi(y_i) - phi(y); unary terms only where a or b differ
-        # from y_i, transitions and start/end by counting matches.
+    cdef double _gram_pair(self, Py_ssize_t i, const int *a, const int *b, const double *P) noexcept nogil:
+        # dphi(a) . dphi(b) with dphi(y) = phi(y_i) - phi(y): unary terms only where a and b differ
+        # from y_i (token products from P[t*T + s] when given), transitions and start/end by
+        # counting matches.
         cdef Py_ssize_t t, s, T = self.label_len(i), s0 = self.starts[i]
         cdef const int *yi = self.true_label(i)
         cdef double g = 0.0, c
@@ -245,9 +248,15 @@ cdef class ChainStructure(Structure):
                     continue
                 c = ((yi[t] == yi[s]) - (yi[t] == b[s]) - (a[t] == yi[s]) + (a[t] == b[s]))
                 if c != 0.0:
-                    g += c * row_row_dot(self.X.row(s0 + t), self.X.row(s0 + s))
+                    g += c * (P[t * T + s] if P != NULL else
+                              row_row_dot(self.X.row(s0 + t), self.X.row(s0 + s)))
+        # transitions: only those where a (resp. b) differs from y_i contribute
         for t in range(1, T):
+            if a[t] == yi[t] and a[t - 1] == yi[t - 1]:
+                continue
             for s in range(1, T):
+                if b[s] == yi[s] and b[s - 1] == yi[s - 1]:
+                    continue
                 g += (_same(yi, yi, t, s) - _same(yi, b, t, s) - _same(a, yi, t, s) + _same(a, b, t, s))
         if self.use_start_end:
             g += ((yi[0] == yi[0]) - (yi[0] == b[0]) - (a[0] == yi[0]) + (a[0] == b[0]))
@@ -255,39 +264,21 @@ cdef class ChainStructure(Structure):
                   + (a[T - 1] == b[T - 1]))
         return g
 
+    cdef double gram(self, Py_ssize_t i, const int *a, const int *b) noexcept nogil:
+        return self._gram_pair(i, a, b, NULL)
+
     cdef void gram_row(self, Py_ssize_t i, const int *a, const int *labels, int n, double *out,
                        double *work) noexcept nogil:
         # Token products x_t . x_s for the positions t where a differs from y_i, computed once.
         cdef Py_ssize_t t, s, T = self.label_len(i), s0 = self.starts[i]
         cdef const int *yi = self.true_label(i)
-        cdef const int *b
-        cdef double *P = work          # P[t*T + s]
-        cdef double g, c, base_tr = 0.0
         cdef int j
         for t in range(T):
             if a[t] != yi[t]:
                 for s in range(T):
-                    P[t * T + s] = row_row_dot(self.X.row(s0 + t), self.X.row(s0 + s))
+                    work[t * T + s] = row_row_dot(self.X.row(s0 + t), self.X.row(s0 + s))
         for j in range(n):
-            b = labels + j * T
-            g = 0.0
-            for t in range(T):
-                if a[t] == yi[t]:
-                    continue
-                for s in range(T):
-                    if b[s] == yi[s]:
-                        continue
-                    c = ((yi[t] == yi[s]) - (yi[t] == b[s]) - (a[t] == yi[s]) + (a[t] == b[s]))
-                    if c != 0.0:
-                        g += c * P[t * T + s]
-            for t in range(1, T):
-                for s in range(1, T):
-                    g += (_same(yi, yi, t, s) - _same(yi, b, t, s) - _same(a, yi, t, s) + _same(a, b, t, s))
-            if self.use_start_end:
-                g += ((yi[0] == yi[0]) - (yi[0] == b[0]) - (a[0] == yi[0]) + (a[0] == b[0]))
-                g += ((yi[T - 1] == yi[T - 1]) - (yi[T - 1] == b[T - 1]) - (a[T - 1] == yi[T - 1])
-                      + (a[T - 1] == b[T - 1]))
-            out[j] = g
+            out[j] = self._gram_pair(i, a, labels + j * T, work)
 
     cdef void update(self, double *w, Py_ssize_t i, double coef, const int *y) noexcept nogil:
         cdef Py_ssize_t t, T = self.label_len(i), s0 = self.starts[i], K = self.n_tags

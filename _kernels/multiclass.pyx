@@ -35,10 +35,15 @@ cdef class MulticlassStructure(Structure):
         return row_dot(self.X.row(i), w, self.n_classes, y[0])
 
     cdef void margins(self, const double *w, Py_ssize_t i, const int *labels, int n, double *out,
-                      double *work) noexcept nogil:
+                      double *work, bint after_oracle) noexcept nogil:
+        # after_oracle: work holds the K scores the oracle computed
         cdef int k, yi = self.y[i]
         cdef double fyi
         cdef Row r = self.X.row(i)
+        if after_oracle:
+            for k in range(n):
+                out[k] = work[labels[k]] - work[yi]
+            return
         if n <= 2:
             fyi = row_dot(r, w, self.n_classes, yi)
             for k in range(n):

@@ -22,27 +22,17 @@ first label outside V_i if it violates (H > 0), so the fixed point is the optimu
 """
 import numpy as np
 
-from libc.stdint cimport uint64_t
 
 from ssvmlinear._kernels.structure cimport Structure
 from ssvmlinear._kernels.workingset cimport WorkingSets
+from ssvmlinear._kernels.dualsolver cimport DualSolver
 from ssvmlinear._kernels.rng cimport rng_shuffle
 
 
-cdef class SDCDSolver:
-    cdef Structure st
-    cdef readonly WorkingSets ws
-    cdef double[::1] w
-    cdef double[::1] Cs
-    cdef Py_ssize_t n
-    cdef double[::1] work
-    cdef int[::1] ybuf
+cdef class SDCDSolver(DualSolver):
     cdef double[::1] H
     cdef double[::1] dalpha
-    cdef Py_ssize_t[::1] order
     cdef char[::1] settled     # 1: the last visit found every alpha at a bound its gradient pushes to
-    cdef uint64_t rng_state
-    cdef public long long n_oracle_calls
     cdef public long long n_kbest_calls
     cdef public long long n_updates
     cdef public bint exact_violators
@@ -51,33 +41,16 @@ cdef class SDCDSolver:
     cdef double[::1] kvalues
 
     def __init__(self, Structure structure, Cs, unsigned long long seed=0, bint exact_violators=True):
-        cdef Py_ssize_t i
-        self.st = structure
-        self.n = structure.n_examples
-        self.Cs = np.ascontiguousarray(Cs, dtype=np.float64).copy()
-        if self.Cs.shape[0] != self.n:
-            raise ValueError("need one C per example")
-        self.w = np.zeros(structure.n_weights, dtype=np.float64)
-        self.work = np.zeros(max(structure.workspace_size(), 1), dtype=np.float64)
-        self.ybuf = np.zeros(max(structure.max_label_len, 1), dtype=np.int32)
+        DualSolver.__init__(self, structure, Cs, seed)   # Alg. 2 line 2: V_i = {y_i}, alpha_i(y_i) = C
         self.H = np.zeros(16)
         self.dalpha = np.zeros(16)
-        self.order = np.arange(max(self.n, 1), dtype=np.intp)
         self.settled = np.zeros(max(self.n, 1), dtype=np.int8)
-        self.rng_state = seed
-        self.n_oracle_calls = 0
         self.n_kbest_calls = 0
         self.n_updates = 0
         self.exact_violators = exact_violators
         self.kwork = np.zeros(1)
         self.klabels = np.zeros(1, dtype=np.int32)
         self.kvalues = np.zeros(1)
-        self.ws = WorkingSets(structure)
-        # Alg. 2 line 2: V_i = {y_i}, alpha_i(y_i) = C (dphi_i(y_i) = 0, so w = 0).
-        for i in range(self.n):
-            if self.ws.append(i, structure.true_label(i), 0.0) < 0:
-                raise MemoryError()
-            self.ws.alpha(i)[0] = self.Cs[i]
 
     cdef double _visit(self, Py_ssize_t i, bint use_oracle) noexcept nogil:
         """Coordinate steps on V_i; returns sum of squared alpha changes divided by C_i (-1 on OOM)."""
@@ -114,7 +87,7 @@ cdef class SDCDSolver:
         alpha = self.ws.alpha(i)
         G = self.ws.gram(i)
         c = self.ws.cap[i]
-        self.st.margins(w, i, self.ws.labels(i), n, &self.H[0], &self.work[0])
+        self.st.margins(w, i, self.ws.labels(i), n, &self.H[0], &self.work[0], use_oracle)
         for k in range(n):
             # H = l_i(y) - w . dphi_i(y) = -gradient (IV.5)
             self.H[k] += self.ws.loss(i)[k]
@@ -189,32 +162,3 @@ cdef class SDCDSolver:
     def _grow_scratch(self, Py_ssize_t m):
         self.H = np.zeros(m)
         self.dalpha = np.zeros(m)
-
-    def dual(self):
-        """D(alpha) as a maximisation: sum alpha_i(y) l_i(y) - 1/2 ||w||^2."""
-        return self.ws.linear_term() - 0.5 * float(np.dot(self.w, self.w))
-
-    def working_set_sizes(self):
-        return self.ws.sizes()
-
-    @property
-    def coef(self):
-        return np.asarray(self.w)
-
-    def get_state(self):
-        state = self.ws.get_state()
-        state.update(Cs=np.asarray(self.Cs).copy(), rng_state=int(self.rng_state))
-        return state
-
-    def set_state(self, state, Cs=None):
-        """Restore a dual state, alphas scaled by C_new / C_old (a box point stays feasible)."""
-        old = np.asarray(state["Cs"], dtype=np.float64)
-        if old.shape[0] != self.n:
-            raise ValueError("warm start: the number of examples changed")
-        if Cs is not None:
-            self.Cs = np.ascontiguousarray(Cs, dtype=np.float64).copy()
-        scale = np.divide(np.asarray(self.Cs), old, out=np.zeros(self.n), where=old > 0)
-        self.ws.set_state(state, scale)
-        self.rng_state = state.get("rng_state", self.rng_state)
-        self.w[:] = 0.0
-        self.ws.add_to_w(self.w)

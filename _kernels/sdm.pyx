@@ -19,29 +19,18 @@ optimum for every i (Keerthi et al. 2008; Balamurugan et al. 2011).
 import numpy as np
 
 from libc.stdlib cimport malloc, realloc, free
-from libc.stdint cimport uint64_t
 
 from ssvmlinear._kernels.structure cimport Structure
 from ssvmlinear._kernels.workingset cimport WorkingSets
+from ssvmlinear._kernels.dualsolver cimport DualSolver
 from ssvmlinear._kernels.rng cimport rng_shuffle
 
 
-cdef class SDMSolver:
-    cdef Structure st
-    cdef readonly WorkingSets ws
-    cdef double[::1] w
-    cdef double[::1] Cs
-    cdef Py_ssize_t n
-    # scratch (a solver is single-threaded)
-    cdef double[::1] work
-    cdef int[::1] ybuf
+cdef class SDMSolver(DualSolver):
     cdef double *H
     cdef double *dalpha
     cdef char *flags
     cdef Py_ssize_t scratch_cap
-    cdef Py_ssize_t[::1] order
-    cdef uint64_t rng_state
-    cdef public long long n_oracle_calls
     cdef public long long n_smo_steps
     cdef public int max_inner
 
@@ -52,28 +41,11 @@ cdef class SDMSolver:
         self.scratch_cap = 0
 
     def __init__(self, Structure structure, Cs, unsigned long long seed=0, int max_inner=100):
-        cdef Py_ssize_t i
-        self.st = structure
-        self.n = structure.n_examples
-        self.Cs = np.ascontiguousarray(Cs, dtype=np.float64).copy()
-        if self.Cs.shape[0] != self.n:
-            raise ValueError("need one C per example")
-        self.w = np.zeros(structure.n_weights, dtype=np.float64)
-        self.work = np.zeros(max(structure.workspace_size(), 1), dtype=np.float64)
-        self.ybuf = np.zeros(max(structure.max_label_len, 1), dtype=np.int32)
-        self.order = np.arange(max(self.n, 1), dtype=np.intp)
-        self.rng_state = seed
+        DualSolver.__init__(self, structure, Cs, seed)
         self.max_inner = max_inner
-        self.n_oracle_calls = 0
         self.n_smo_steps = 0
         if self._ensure_scratch(8) < 0:
             raise MemoryError()
-        self.ws = WorkingSets(structure)
-        # alpha_i(y_i) = C_i: w = 0 is feasible.
-        for i in range(self.n):
-            if self.ws.append(i, structure.true_label(i), 0.0) < 0:
-                raise MemoryError()
-            self.ws.alpha(i)[0] = self.Cs[i]
 
     def __dealloc__(self):
         free(self.H)
@@ -126,7 +98,7 @@ cdef class SDMSolver:
         alpha = self.ws.alpha(i)
         G = self.ws.gram(i)
         c = self.ws.cap[i]
-        self.st.margins(w, i, self.ws.labels(i), n, H, &self.work[0])
+        self.st.margins(w, i, self.ws.labels(i), n, H, &self.work[0], use_oracle)
         for k in range(n):
             H[k] += self.ws.loss(i)[k]
             dalpha[k] = 0.0
@@ -210,43 +182,17 @@ cdef class SDMSolver:
                         s += self.Cs[i] * v
         return 0.5 * float(np.dot(self.w, self.w)) + s
 
-    def dual(self):
-        """sum_i sum_y alpha_i(y) Delta(y, y_i) - 1/2 ||w||^2."""
-        return self.ws.linear_term() - 0.5 * float(np.dot(self.w, self.w))
-
-    def working_set_sizes(self):
-        return self.ws.sizes()
-
-    @property
-    def coef(self):
-        """The weights (a view: copy before the solver goes away)."""
-        return np.asarray(self.w)
-
-    def get_state(self):
-        state = self.ws.get_state()
-        state.update(Cs=np.asarray(self.Cs).copy(), rng_state=int(self.rng_state))
-        return state
-
     def set_state(self, state, Cs=None):
-        """Restore a dual state; with new Cs the alphas are rescaled by C_new / C_old (stays feasible)."""
+        """As DualSolver.set_state; an example whose old C was 0 starts at alpha_i(y_i) = C_i
+        (SDM needs sum_y alpha_i(y) = C_i)."""
         cdef Py_ssize_t i
         cdef int j
         old = np.asarray(state["Cs"], dtype=np.float64)
-        if old.shape[0] != self.n:
-            raise ValueError("warm start: the number of examples changed")
-        if Cs is not None:
-            self.Cs = np.ascontiguousarray(Cs, dtype=np.float64).copy()
-        scale = np.divide(np.asarray(self.Cs), old, out=np.zeros(self.n), where=old > 0)
-        self.ws.set_state(state, scale)
+        DualSolver.set_state(self, state, Cs)
         for i in range(self.n):
-            if old[i] <= 0 and self.Cs[i] > 0:  # example newly weighted: start at y_i
+            if old[i] <= 0 and self.Cs[i] > 0:
                 j = self.ws.find(i, self.st.true_label(i))
                 if j < 0:
                     j = self.ws.append(i, self.st.true_label(i), 0.0)
                 self.ws.alpha(i)[j] = self.Cs[i]
-        self.rng_state = state.get("rng_state", self.rng_state)
         self.recompute_w()
-
-    def recompute_w(self):
-        self.w[:] = 0.0
-        self.ws.add_to_w(self.w)

@@ -18,10 +18,11 @@ cdef class Structure:
     cdef const int* true_label(self, Py_ssize_t i) noexcept nogil
     # f(y) = w . phi(x_i, y)
     cdef double score(self, const double *w, Py_ssize_t i, const int *y) noexcept nogil
-    # out[k] = m(labels[k]) = f(labels[k]) - f(y_i) for n labels stored back to back (from one
-    # table of unary scores when that is cheaper)
+    # out[k] = m(labels[k]) = f(labels[k]) - f(y_i) for n labels stored back to back. With
+    # after_oracle, `work` still holds what oracle() left there for example i and the same w (the
+    # unary scores), which margins() may reuse.
     cdef void margins(self, const double *w, Py_ssize_t i, const int *labels, int n, double *out,
-                      double *work) noexcept nogil
+                      double *work, bint after_oracle) noexcept nogil
     # task loss Delta(y, y_i)
     cdef double loss(self, Py_ssize_t i, const int *y) noexcept nogil
     # lambda-oracle: y_out = argmax_y m(y) + lam * Delta(y, y_i), m(y) = f(y) - f(y_i);

@@ -16,7 +16,7 @@ cdef class Structure:
         return 0.0
 
     cdef void margins(self, const double *w, Py_ssize_t i, const int *labels, int n, double *out,
-                      double *work) noexcept nogil:
+                      double *work, bint after_oracle) noexcept nogil:
         cdef int k
         cdef Py_ssize_t L = self.label_len(i)
         cdef double fyi = self.score(w, i, self.true_label(i))
@@ -128,7 +128,7 @@ cdef class Structure:
         work = np.zeros(max(self.workspace_size(), 1))
         cdef double[::1] ov = out
         cdef double[::1] wv = work
-        self.margins(&w[0], i, &labels[0], n, &ov[0], &wv[0])
+        self.margins(&w[0], i, &labels[0], n, &ov[0], &wv[0], False)
         return out[:n]
 
     def py_update(self, double[::1] w, Py_ssize_t i, double coef, const int[::1] y):

@@ -8,6 +8,7 @@ from .base import SOLVER_TYPES, AVAILABLE
 from .exceptions import ConvergenceWarning
 from .io import load_svmlight_file
 from .model_io import save_model, load_model, format_label
+from .utils import write_atomic
 
 STRUCTURES = ("auto", "multiclass", "chain", "multilabel", "hierarchy")
 AVAILABLE_STRUCTURES = ("multiclass", "chain")
@@ -199,7 +200,7 @@ def predict_main(argv=None):
             lengths = None
             pred = model.predict(X)
         pred_text = [format_label(p) for p in pred]
-        _write_atomic(output_file, "".join(p + "\n" for p in pred_text))
+        write_atomic(output_file, "".join(p + "\n" for p in pred_text))
         if not opts.get("q"):
             ok = np.array([format_label(v) for v in y]) == np.array(pred_text)
             correct, total = int(ok.sum()), len(y)
@@ -212,21 +213,6 @@ def predict_main(argv=None):
         sys.stderr.write(f"ssvm-predict: error: {e}\n")
         return 1
     return 0
-
-
-def _write_atomic(path, text):
-    import os
-    import tempfile
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".ssvm-out-", dir=directory)
-    try:
-        with os.fdopen(fd, "w") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 if __name__ == "__main__":

@@ -19,6 +19,8 @@ import zlib
 import numpy as np
 import scipy.sparse as sp
 
+from .utils import write_atomic
+
 from ._kernels import svmlight as _svmlight
 
 __all__ = ["load_svmlight_file", "dump_svmlight_file"]
@@ -329,26 +331,8 @@ def dump_svmlight_file(X, y, f, zero_based=False, lengths=None, comment=None):
             payload = gzip.compress(payload, compresslevel=6, mtime=0)
         elif path.endswith(".bz2"):
             payload = bz2.compress(payload)
-        _atomic_write(path, payload)
+        write_atomic(path, payload)
     elif isinstance(f, io.TextIOBase):
         f.write(payload.decode("ascii"))
     else:
         f.write(payload)
-
-
-def _atomic_write(path, payload):
-    directory, base = os.path.split(os.path.abspath(path))
-    tmp = os.path.join(directory, f".{base}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(payload)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise

@@ -2,10 +2,9 @@
 weights per feature (one column per class or tag, plus a line for the bias); a chain model adds a
 block `transition` (K lines, rows = previous tag) and, when enabled, `start` and `end` (one line
 each). Written atomically (temporary file + rename); %.17g round-trips exactly."""
-import os
-import tempfile
-
 import numpy as np
+
+from .utils import write_atomic
 
 MAGIC = "ssvmlinear_model"
 FORMAT_VERSION = 1
@@ -71,16 +70,7 @@ def save_model(estimator, path):
         lines.append(name)
         lines += [" ".join("%.17g" % v for v in row) for row in block]
     text = "\n".join(lines) + "\n"
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".ssvm-model-", dir=directory)
-    try:
-        with os.fdopen(fd, "w") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    write_atomic(path, text)
 
 
 def load_model(path):

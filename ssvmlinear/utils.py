@@ -1,5 +1,6 @@
-"""Input validation shared by the estimators and the CLI."""
+"""Input validation and file writing shared by the estimators, I/O and the CLI."""
 import numbers
+import os
 
 import numpy as np
 import scipy.sparse as sp
@@ -79,3 +80,25 @@ def check_random_seed(random_state):
     if isinstance(random_state, np.random.RandomState):
         return int(random_state.randint(0, 2**31 - 1))
     raise ValueError(f"random_state must be None, an int or a numpy random generator; got {random_state!r}")
+
+
+def write_atomic(path, payload):
+    """Write bytes or text to `path` through a temporary file in the same folder and a rename, so
+    that a reader never sees a half-written file (and an existing file survives a failure)."""
+    if isinstance(payload, str):
+        payload = payload.encode("utf-8")
+    directory, base = os.path.split(os.path.abspath(path))
+    tmp = os.path.join(directory, f".{base}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(payload)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise

@@ -1,0 +1,19 @@
+# State shared by the dual solvers (SDM, LSE-SDCD): the structure, per-example working sets and
+# bounds C_i, the weights w = sum alpha dphi, scratch for the oracle, the pass order and its RNG.
+from libc.stdint cimport uint64_t
+
+from ssvmlinear._kernels.structure cimport Structure
+from ssvmlinear._kernels.workingset cimport WorkingSets
+
+
+cdef class DualSolver:
+    cdef Structure st
+    cdef readonly WorkingSets ws
+    cdef double[::1] w
+    cdef double[::1] Cs
+    cdef Py_ssize_t n
+    cdef double[::1] work
+    cdef int[::1] ybuf
+    cdef Py_ssize_t[::1] order
+    cdef uint64_t rng_state
+    cdef public long long n_oracle_calls
