@@ -301,6 +301,11 @@ cdef class ChainStructure(Structure):
                 w[self.end_off + y[T - 1]] -= coef
 
     cdef Py_ssize_t workspace_size(self) noexcept nogil:
+        # Viterbi: 3 T x K tables; margins: T x K; gram_row: T x T token products
+        cdef Py_ssize_t T = self.max_label_len, K = self.n_tags
+        return max(3 * T * K, T * T)
+
+    cdef Py_ssize_t loss_indexed_workspace_size(self) noexcept nogil:
         cdef Py_ssize_t T = self.max_label_len, K = self.n_tags
         return T * K + 2 * T * K * (T + 1)
 
@@ -386,7 +391,7 @@ cdef class ChainStructure(Structure):
         cdef Py_ssize_t T = self.label_len(i)
         best = np.zeros(T + 1)
         labels = np.zeros((T + 1) * T, dtype=np.int32)
-        work = np.zeros(self.workspace_size(), dtype=np.float64)
+        work = np.zeros(self.loss_indexed_workspace_size(), dtype=np.float64)
         cdef double[::1] bv = best
         cdef int[::1] lv = labels
         cdef double[::1] wv = work

@@ -56,7 +56,8 @@ cdef class SDCDSolver(DualSolver):
         """Coordinate steps on V_i; returns sum of squared alpha changes divided by C_i (-1 on OOM)."""
         cdef double *w = &self.w[0]
         cdef double m, d, a_new, delta, change = 0.0, C = self.Cs[i], gkk
-        cdef int k, j, n, c, got
+        cdef int k, j, n, got
+        cdef Py_ssize_t c
         cdef double *alpha
         cdef double *G
         cdef Py_ssize_t L = self.st.label_len(i)

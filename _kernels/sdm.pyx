@@ -78,7 +78,8 @@ cdef class SDMSolver(DualSolver):
         """Optimise example i's sub-problem; returns its KKT violation before the visit (-1 on OOM)."""
         cdef double *w = &self.w[0]
         cdef double m, d, gap, q, delta, viol, hmin
-        cdef int k, n, c, up, down, step
+        cdef int k, n, up, down, step
+        cdef Py_ssize_t c
         cdef double *alpha
         cdef double *G
         cdef double *H = self.H

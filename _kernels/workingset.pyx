@@ -63,7 +63,9 @@ cdef class WorkingSets:
     cdef int _grow(self, Py_ssize_t i) noexcept nogil:
         """Double the capacity of V_i (one new block; contents and Gram copied)."""
         cdef Py_ssize_t L = self.st.label_len(i)
-        cdef int old = self.cap[i], new = 2 if old == 0 else 2 * old, n = self.size[i], k, j
+        cdef Py_ssize_t old = self.cap[i], new = 2 if old == 0 else 2 * old, n = self.size[i], k, j
+        if new > 1000000:  # a working set this large means something else is wrong; report OOM
+            return -1
         cdef Py_ssize_t lints = ((new * L + 1) // 2) * 2
         cdef double *b = <double *> malloc((lints // 2 + 2 * new + new * new) * sizeof(double))
         if b == NULL:
@@ -79,14 +81,14 @@ cdef class WorkingSets:
                     g_new[k * new + j] = self.gram(i)[k * old + j]
             free(self.block[i])
         self.block[i] = b
-        self.cap[i] = new
+        self.cap[i] = <int> new
         self.label_ints[i] = lints
         return 0
 
     cdef int append(self, Py_ssize_t i, const int *y, double loss) noexcept nogil:
         """Add y to V_i with alpha 0 and its Gram row; returns its position (-1: out of memory)."""
         cdef Py_ssize_t L = self.st.label_len(i)
-        cdef int k = self.size[i], j, c
+        cdef Py_ssize_t k = self.size[i], j, c
         if k == self.cap[i] and self._grow(i) < 0:
             return -1
         c = self.cap[i]
@@ -95,16 +97,16 @@ cdef class WorkingSets:
         memcpy(lab + k * L, y, L * sizeof(int))
         self.alpha(i)[k] = 0.0
         self.loss(i)[k] = loss
-        self.size[i] = k + 1
-        self.st.gram_row(i, lab + k * L, lab, k + 1, G + k * c, self.work)
+        self.size[i] = <int> (k + 1)
+        self.st.gram_row(i, lab + k * L, lab, <int> (k + 1), G + k * c, self.work)
         for j in range(k):
             G[j * c + k] = G[k * c + j]
-        return k
+        return <int> k
 
     cdef void keep(self, Py_ssize_t i, const char *flags) noexcept nogil:
         """Keep the members whose flag is nonzero (order preserved, Gram compacted in place)."""
         cdef Py_ssize_t L = self.st.label_len(i)
-        cdef int n = self.size[i], c = self.cap[i], k, j, kk = 0, jj
+        cdef Py_ssize_t n = self.size[i], c = self.cap[i], k, j, kk = 0, jj
         cdef int *lab = self.labels(i)
         cdef double *alpha = self.alpha(i)
         cdef double *loss = self.loss(i)
@@ -122,7 +124,7 @@ cdef class WorkingSets:
                     G[kk * c + jj] = G[k * c + j]
                     jj += 1
             kk += 1
-        self.size[i] = kk
+        self.size[i] = <int> kk
 
     # ---------------------------------------------------------------- Python-level access
 

@@ -115,12 +115,14 @@ class ChainSSVM(StructuredSSVM):
         y = np.asarray(y)
         if y.ndim != 1 or y.shape[0] != X.shape[0]:
             raise ValueError(f"y must be 1-D with one tag per row of X ({X.shape[0]}); got shape {y.shape}")
+        if lengths.shape[0] == 0:
+            raise ValueError("ChainSSVM needs at least one sequence")
         classes, y_idx = np.unique(y, return_inverse=True)
         Cs = self.C * check_sample_weight(sample_weight, lengths.shape[0])
         bias = float(self.intercept_scaling) if self.fit_intercept else -1.0
         structure = ChainStructure(CSRDataset(X, bias), y_idx, lengths, classes.shape[0], bool(self.start_end),
                                    bool(self.normalize_loss))
-        w = self._solve(structure, Cs, ("chain", X.shape, bias, tuple(classes.tolist()), self.start_end,
+        w = self._solve(structure, Cs, ("chain", self._solver_name, self.loss, self.exact_violators, X.shape, bias, tuple(classes.tolist()), self.start_end,
                                         self.normalize_loss, tuple(lengths.tolist())))
         self._set_weights(w, X.shape[1], classes, bias)
         return self

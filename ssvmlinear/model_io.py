@@ -140,6 +140,8 @@ def load_model(path):
         fail(header["label"][0], f"labels do not parse as {ltype}")
 
     def read_block(start, n_rows, n_cols, name):
+        if start + n_rows > len(lines):  # checked before allocating, so a bad header cannot exhaust memory
+            fail(len(lines), f"block '{name}' needs {n_rows} lines but the file ends first (truncated or bad header?)")
         B = np.empty((n_rows, n_cols))
         for r in range(n_rows):
             ln = start + r

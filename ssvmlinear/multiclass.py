@@ -44,7 +44,7 @@ class MulticlassSSVM(StructuredSSVM):
     Attributes
     ----------
     coef_ (n_classes, n_features), intercept_ (n_classes,), classes_, n_iter_ (passes),
-    objective_ (primal; NaN for LSE-SDCD), dual_objective_, gap_, objective_curve_, dual_curve_,
+    objective_ (primal), dual_objective_, gap_, objective_curve_, dual_curve_,
     timestamps_, n_oracle_calls_, working_set_size_ (sum_i |V_i|), converged_.
     """
 
@@ -98,8 +98,15 @@ class MulticlassSSVM(StructuredSSVM):
               * class_weight_vector(self.class_weight, classes, y_idx)[y_idx])
         bias = float(self.intercept_scaling) if self.fit_intercept else -1.0
         structure = MulticlassStructure(CSRDataset(X, bias), y_idx, classes.shape[0])
-        w = self._solve(structure, Cs, ("multiclass", X.shape, bias, tuple(classes.tolist())))
+        w = self._solve(structure, Cs, ("multiclass", self._solver_name, self.loss, X.shape, bias, tuple(classes.tolist())))
         self._set_weights(w, X.shape[1], classes, bias)
+        if self.loss == "lse":  # the LSE primal sums over all K classes: O(nK), cheap here
+            S = self.decision_function(X)
+            rows = np.arange(X.shape[0])
+            hinge = np.maximum(0.0, 1.0 + S - S[rows, y_idx][:, None])
+            hinge[rows, y_idx] = 0.0
+            self.objective_ = 0.5 * float(np.dot(w, w)) + float(Cs @ hinge.sum(axis=1))
+            self.gap_ = self.objective_ - self.dual_objective_
         return self
 
     def _set_weights(self, w, n_features, classes, bias):

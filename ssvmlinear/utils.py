@@ -65,6 +65,8 @@ def class_weight_vector(class_weight, classes, y_idx):
     for c, wgt in class_weight.items():
         if c not in index:
             raise ValueError(f"class_weight names class {c!r}, which is not in the training labels")
+        if not np.isfinite(wgt) or wgt < 0:
+            raise ValueError(f"class_weight for class {c!r} must be finite and >= 0; got {wgt!r}")
         weights[index[c]] = float(wgt)
     return weights
 

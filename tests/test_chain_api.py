@@ -99,3 +99,31 @@ def test_lse_on_multiclass_matches_enumerated_op3():
     primal = 0.5 * np.sum(W * W) + 0.5 * sum(
         max(0.0, 1.0 + D[i] @ W[k] - D[i] @ W[y[i]]) for i in range(40) for k in range(4) if k != y[i])
     assert est.dual_objective_ == pytest.approx(primal, rel=1e-6)
+
+
+def test_warm_start_across_a_solver_change_is_a_cold_start(words):
+    (X, y, L), _ = words
+    cold = ChainSSVM(C=0.1, tol=1e-3, random_state=0).fit(X, y, L)
+    est = ChainSSVM(C=0.1, loss="lse", warm_start=True, random_state=0).fit(X, y, L)
+    est.set_params(loss="margin", tol=1e-3).fit(X, y, L)
+    assert est.dual_objective_ <= est.objective_ + 1e-9
+    assert est.objective_ == pytest.approx(cold.objective_, rel=1e-9)
+
+
+def test_lse_warm_start_over_a_C_path():
+    from conftest import random_multiclass
+    X, y = random_multiclass(n=60, d=6, K=4, seed=9)
+    cold = MulticlassSSVM(C=2.0, solver="sdcd", loss="lse", tol=1e-12, max_iter=100000).fit(X, y)
+    est = MulticlassSSVM(C=0.5, solver="sdcd", loss="lse", tol=1e-12, max_iter=100000, warm_start=True)
+    est.fit(X, y).set_params(C=2.0).fit(X, y)
+    assert est.dual_objective_ == pytest.approx(cold.dual_objective_, rel=1e-6)
+    assert est.objective_ == pytest.approx(est.dual_objective_, rel=1e-6)  # LSE multiclass: gap closes
+
+
+def test_bad_weights_and_empty_input_are_rejected(words):
+    from conftest import random_multiclass
+    X, y = random_multiclass()
+    with pytest.raises(ValueError, match="must be finite and >= 0"):
+        MulticlassSSVM(class_weight={0: -1.0}).fit(X, y)
+    with pytest.raises(ValueError, match="at least one sequence"):
+        ChainSSVM().fit(X[:0], y[:0], np.zeros(0, dtype=np.int64))

@@ -137,3 +137,17 @@ def test_gram_row_and_margins_agree_with_single_calls(seed):
         truth = st.py_true_label(i)
         expect = [st.py_score(w, i, b) - st.py_score(w, i, truth) for b in labels]
         np.testing.assert_allclose(st.py_margins(w, i, flat), expect, atol=1e-10)
+
+
+def test_ties_are_broken_towards_the_lowest_tags():
+    st, D, y, lengths, w = random_chain_problem(3, n_seq=3, max_T=5, K=3)
+    zero = np.zeros_like(w)
+    starts = np.concatenate([[0], np.cumsum(lengths)])
+    for i in range(len(lengths)):
+        yi = y[starts[i]:starts[i + 1]]
+        lab, m, d = st.py_oracle(zero, i, 0.0)       # every labelling scores 0
+        assert np.array_equal(lab, np.zeros_like(yi))
+        lab, m, d = st.py_oracle(zero, i, 1.0)       # every all-wrong labelling ties: lowest wrong tags
+        assert np.array_equal(lab, np.where(yi == 0, 1, 0))
+        labels, values = st.py_kbest(zero, i, 0.0, 3)
+        assert np.array_equal(labels[0], np.zeros_like(yi)) and np.all(values == 0.0)

@@ -148,8 +148,13 @@ def test_chain_cli_and_api_agree(chain_files, tmp_path, capsys, stype, loss):
 
 
 def test_chain_cross_validation_splits_by_sequence(chain_files, capsys):
+    from ssvmlinear import ChainSSVM
+    from ssvmlinear.model_selection import cross_val_predict
     assert train_main(["-v", "3", "-q", str(chain_files[0])]) == 0
-    assert "Cross Validation Accuracy = " in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    X, y, lengths = load_svmlight_file(chain_files[0])
+    pred = cross_val_predict(ChainSSVM(random_state=1), X, y, 3, seed=1, lengths=lengths)
+    assert f"Cross Validation Accuracy = {100 * np.mean(pred == y):g}%" in printed
 
 
 # ---------------------------------------------------------------- model files
@@ -201,6 +206,7 @@ def _saved_model_lines(tmp_path):
     (lambda L: [x for x in L if not x.startswith("label ")], "no 'label' line"),
     (lambda L: L + ["0 0 0"], "unexpected content after the weights"),
     (lambda L: [x.replace("structure multiclass", "structure forest") for x in L], "unknown structure"),
+    (lambda L: [x.replace("nr_feature 4", "nr_feature 100000000000") for x in L], "the file ends first"),
 ])
 def test_corrupt_model_gives_clear_error(corrupt, message, tmp_path, capsys):
     lines = _saved_model_lines(tmp_path)
