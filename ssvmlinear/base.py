@@ -14,9 +14,9 @@ SOLVER_TYPES = {
 }
 SOLVERS = ("sdm", "sdcd", "cutting-plane", "pegasos", "gdmm", "nhsvm")
 # (solver, loss) pairs that this version trains; the others are rejected with a clear message.
-AVAILABLE = {("sdm", "margin"), ("sdcd", "lse")}
+AVAILABLE = {("sdm", "margin"), ("sdcd", "lse"), ("cutting-plane", "margin"), ("cutting-plane", "lse")}
 # Default stopping tolerance per solver (see each driver in solvers.py for its rule).
-DEFAULT_TOL = {"sdm": 0.1, "sdcd": 1e-4}
+DEFAULT_TOL = {"sdm": 0.1, "sdcd": 1e-4, "cutting-plane": 0.1}
 
 
 class Interval:
@@ -125,7 +125,7 @@ class StructuredSSVM(BaseSSVM):
         return float(self.tol) if self.tol is not None else DEFAULT_TOL[self._solver_name]
 
     def _solve(self, structure, Cs, warm_key):
-        from .solvers import fit_sdm, fit_sdcd
+        from .solvers import fit_sdm, fit_sdcd, fit_cutting_plane
         from .utils import check_random_seed
         prev = getattr(self, "_dual_state", None)
         state = None
@@ -134,10 +134,16 @@ class StructuredSSVM(BaseSSVM):
         args = (structure, Cs, self._tol(), int(self.max_iter), check_random_seed(self.random_state))
         kw = dict(verbose=self.verbose, callback=self.callback, estimator=self, state=state,
                   keep_state=bool(self.warm_start))
+        exact = bool(getattr(self, "exact_violators", False))
         if self._solver_name == "sdm":
             res = fit_sdm(*args, **kw)
+        elif self._solver_name == "sdcd":
+            res = fit_sdcd(*args, exact_violators=exact, **kw)
         else:
-            res = fit_sdcd(*args, exact_violators=bool(getattr(self, "exact_violators", False)), **kw)
+            res = fit_cutting_plane(*args, lse=self.loss == "lse", n_jobs=self.n_jobs, exact_violators=exact, **kw)
+        self.n_oracle_passes_ = getattr(res, "n_oracle_passes", None)
+        self.oracle_seconds_ = getattr(res, "oracle_seconds", None)
+        self.n_constraints_ = getattr(res, "n_constraints", None)
         self._dual_state = res.state
         self._warm_key = warm_key
         self.n_iter_ = res.n_iter

@@ -19,8 +19,8 @@ options:
 -s type : solver and surrogate (default 0)
 	 0 -- sequential dual method, margin rescaling (SDM)
 	 1 -- sequential dual coordinate descent, linear summed error (LSE-SDCD)
-	 2 -- one-slack cutting plane, margin rescaling   (not yet available)
-	 3 -- one-slack cutting plane, linear summed error   (not yet available)
+	 2 -- one-slack cutting plane, margin rescaling
+	 3 -- one-slack cutting plane, linear summed error
 	 4 -- Pegasos SGD   (not yet available)
 	 5 -- GDMM   (not yet available)
 	 6 -- NHSVM / Shared SVM   (not yet available)
@@ -34,12 +34,14 @@ options:
 	      H_i(y) = Delta(y, y_i) + f(y) - f(y_i)  (LIBLINEAR -s 4's rule; default 0.1)
 	-s 1: stop after an oracle pass in which no example's sum of squared dual changes,
 	      divided by C, exceeds eps (Balamurugan et al.'s rule; default 1e-4)
+	-s 2, 3: stop when the most violated one-slack constraint (found by the oracles) is
+	      violated by at most eps * sum_i C_i, i.e. eps per example (svm_struct's -e; default 0.1)
 -B bias : if bias > 0, instance x becomes [x; bias] (a regularised bias); if <= 0, no bias term
 	(default -1)
 -m max_iter : maximal number of passes over the data (default 1000)
 -v n : n-fold cross validation mode (prints the accuracy; writes no model; chains are split
 	by sequence)
--n jobs : threads for cross-validation folds (default 1)
+-n jobs : threads for the cutting plane's oracle phase and for cross-validation folds (default 1)
 -r seed : random seed (default 1)
 -q : quiet mode (no outputs)
 Feature indices are 1-based; gzip/bz2 files are read transparently.

@@ -136,3 +136,145 @@ def fit_sdcd(structure, Cs, tol, max_iter, seed, verbose=0, callback=None, estim
                      objective_curve=np.full(len(dual_curve), np.nan), dual_curve=np.array(dual_curve),
                      timestamps=np.array(timestamps), working_set_size=int(solver.working_set_sizes().sum()),
                      state=solver.get_state() if keep_state else None)
+
+
+# The one-slack cutting plane splits every pass into this many fixed chunks of examples, whatever
+# n_jobs is, and adds their parts in chunk order: results do not depend on n_jobs.
+CP_CHUNKS = 16
+
+
+def fit_cutting_plane(structure, Cs, tol, max_iter, seed=0, verbose=0, callback=None, estimator=None,
+                      state=None, keep_state=False, lse=False, n_jobs=None, cache_size=10,
+                      inactive_after=50, qp_tol=1e-10, exact_violators=False):
+    """One-slack cutting plane (Joachims, Finley & Yu 2009, with constraint caching) for margin
+    rescaling, or Balamurugan et al.'s Alg. 1 for the LSE problem (lse=True).
+
+    Each iteration first builds the most violated constraint from the per-example label caches
+    (no oracle calls); only when that one is not violated by more than the tolerance are the
+    loss-augmented oracles called (in parallel threads over fixed chunks of examples). The
+    restricted dual QP over the working set of constraints is solved by SMO on the simplex
+    (_kernels/qp.pyx), warm-started; constraints whose dual weight stayed zero for
+    `inactive_after` iterations are dropped. Constraints are dense vectors of n_weights doubles
+    (memory: n_weights x working-set size, plus CP_CHUNKS accumulators).
+
+    Stopping rule (svm_struct's epsilon): the most violated constraint, found with the oracle, is
+    violated by at most tol * sum_i C_i, i.e. the average slack of an example by at most tol; the
+    primal objective is then within tol * sum_i C_i of the optimum. max_iter bounds iterations.
+    """
+    from joblib import Parallel, delayed, effective_n_jobs
+    from ._kernels.cuttingplane import OneSlackOracle
+    from ._kernels.qp import solve_simplex_qp
+
+    n_weights = structure.n_weights
+    Cs = np.ascontiguousarray(Cs, dtype=np.float64)
+    budget = float(Cs.sum())
+    oracle = OneSlackOracle(structure, Cs, lse, cache_size, exact_violators)
+    n = structure.n_examples
+    bounds = np.linspace(0, n, min(CP_CHUNKS, max(n, 1)) + 1).astype(np.int64)
+    chunks = list(zip(bounds[:-1], bounds[1:]))
+    jobs = max(1, min(effective_n_jobs(n_jobs), len(chunks)))
+    # The chunks write into shared memory (accumulators and the label caches), so joblib is asked
+    # for shared memory: a thread backend configured by the caller (parallel_config) is used as
+    # configured, a process or cluster backend is replaced by threads for this phase.
+    parallel = Parallel(n_jobs=jobs, require="sharedmem") if jobs > 1 else None
+    stats = dict(oracle_calls=0, oracle_seconds=0.0, cache_passes=0, oracle_passes=0)
+
+    def most_violated(w, use_oracle):
+        t = time.perf_counter()
+        parts = [np.zeros(n_weights) for _ in chunks]
+        run = lambda k: oracle.pass_chunk(w, int(chunks[k][0]), int(chunks[k][1]), parts[k], use_oracle)
+        results = parallel(delayed(run)(k) for k in range(len(chunks))) if parallel else \
+            [run(k) for k in range(len(chunks))]
+        a = parts[0]
+        for p in parts[1:]:
+            a += p
+        b = sum(r[0] for r in results)
+        hsum = sum(r[1] for r in results)
+        if use_oracle:
+            stats["oracle_calls"] += sum(r[2] for r in results)
+            stats["oracle_seconds"] += time.perf_counter() - t
+            stats["oracle_passes"] += 1
+        else:
+            stats["cache_passes"] += 1
+        return a, b, hsum
+
+    # working set of constraints (rows of A, with b) in buffers that grow by doubling; row 0 is
+    # (0, 0): its beta is the unused budget
+    cap = 64
+    A, G = np.zeros((cap, n_weights)), np.zeros((cap, cap))
+    bvec, beta, idle = np.zeros(cap), np.zeros(cap), np.zeros(cap, dtype=np.int64)
+    beta[0] = 1.0
+    m = 1
+    w = np.zeros(n_weights)
+    xi = 0.0
+    primal_curve, dual_curve, timestamps = [], [], []
+    best_primal = np.inf
+    converged = interrupted = False
+    it = 0
+    t0 = time.perf_counter()
+    try:
+        while it < max_iter:
+            it += 1
+            a, b, _ = most_violated(w, False)
+            if b - w @ a - xi <= tol * budget:
+                a, b, hsum = most_violated(w, True)
+                if not lse:
+                    best_primal = min(best_primal, 0.5 * w @ w + hsum)
+                viol = b - w @ a - xi
+                if viol <= tol * budget:
+                    converged = True
+                    break
+            # add the constraint, extend the Gram matrix, re-solve the restricted dual
+            if m == cap:
+                cap *= 2
+                A = np.vstack([A, np.zeros_like(A)])
+                G2 = np.zeros((cap, cap))
+                G2[:m, :m] = G[:m, :m]
+                G = G2
+                bvec, beta, idle = (np.concatenate([v, np.zeros_like(v)]) for v in (bvec, beta, idle))
+            A[m] = a
+            g_row = A[:m + 1] @ a
+            G[m, :m + 1] = g_row
+            G[:m + 1, m] = g_row
+            bvec[m], beta[m], idle[m] = b, 0.0, 0
+            m += 1
+            beta[:m], _ = solve_simplex_qp(G[:m, :m], bvec[:m], beta[:m], 1.0, qp_tol)
+            w = beta[:m] @ A[:m]
+            xi = max(0.0, float(np.max(bvec[1:m] - A[1:m] @ w)))
+            idle[:m] = np.where(beta[:m] > 0, 0, idle[:m] + 1)
+            keep = idle[:m] <= inactive_after
+            keep[0] = True
+            if not keep.all():
+                k = int(keep.sum())
+                A[:k], bvec[:k], beta[:k], idle[:k] = A[:m][keep], bvec[:m][keep], beta[:m][keep], idle[:m][keep]
+                G[:k, :k] = G[:m, :m][np.ix_(keep, keep)]
+                m = k
+            dual = float(beta[:m] @ bvec[:m] - 0.5 * w @ w)
+            dual_curve.append(dual)
+            primal_curve.append(best_primal if np.isfinite(best_primal) else np.nan)
+            timestamps.append(time.perf_counter() - t0)
+            if verbose:
+                print(f"[cp{'-lse' if lse else ''}] iter {it:4d} constraints {m - 1:4d} xi {xi:.6g} "
+                      f"dual {dual:.10g} oracle passes {stats['oracle_passes']} time {timestamps[-1]:.2f}s",
+                      flush=True)
+            if callback is not None and callback(estimator) is False:
+                break
+    except KeyboardInterrupt:
+        interrupted = True
+        warnings.warn("training interrupted; the model of the last completed iteration is kept", ConvergenceWarning)
+    if not converged and not interrupted and it >= max_iter:
+        warnings.warn(f"the cutting plane reached max_iter={max_iter} iterations before the most violated "
+                      f"constraint fell to tol={tol}; increase max_iter or tol", ConvergenceWarning)
+    dual = float(beta[:m] @ bvec[:m] - 0.5 * w @ w)
+    if lse:
+        primal = np.nan
+    else:
+        _, _, hsum = most_violated(w, True) if not converged else (None, None, hsum)
+        primal = 0.5 * float(w @ w) + hsum
+    return FitResult(w=w, primal=primal, dual=dual, gap=primal - dual, n_iter=it, n_outer=it,
+                     converged=converged, n_oracle_calls=stats["oracle_calls"],
+                     oracle_seconds=stats["oracle_seconds"], n_oracle_passes=stats["oracle_passes"],
+                     n_cache_passes=stats["cache_passes"], n_constraints=m - 1,
+                     objective_curve=np.array(primal_curve), dual_curve=np.array(dual_curve),
+                     timestamps=np.array(timestamps), working_set_size=int(oracle.cache_sizes().sum()),
+                     state=None)

@@ -84,7 +84,7 @@ def test_cross_validation_matches_manual_folds(train_test_files):
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["-s", "2"], "-s 2 (cutting-plane, margin) is not available"),
+    (["-s", "4"], "-s 4 (pegasos, margin) is not available"),
     (["-s", "9"], "unknown solver type"),
     (["-c", "-1"], "C must be > 0"),
     (["-x", "1"], "unknown option: -x"),
@@ -127,8 +127,9 @@ def chain_files(tmp_path):
     return tr, te
 
 
-@pytest.mark.parametrize("stype, loss", [("0", "margin"), ("1", "lse")])
-def test_chain_cli_and_api_agree(chain_files, tmp_path, capsys, stype, loss):
+@pytest.mark.parametrize("stype, solver, loss", [("0", "sdm", "margin"), ("1", "sdcd", "lse"),
+                                                  ("2", "cutting-plane", "margin"), ("3", "cutting-plane", "lse")])
+def test_chain_cli_and_api_agree(chain_files, tmp_path, capsys, stype, solver, loss):
     from ssvmlinear import ChainSSVM
     tr, te = chain_files
     model, out = tmp_path / "chain.model", tmp_path / "pred"
@@ -137,7 +138,7 @@ def test_chain_cli_and_api_agree(chain_files, tmp_path, capsys, stype, loss):
     printed = capsys.readouterr().out
     X, y, lengths = load_svmlight_file(tr)
     Xt, yt, lt = load_svmlight_file(te, n_features=X.shape[1])
-    est = ChainSSVM(C=0.1, loss=loss, random_state=1).fit(X, y, lengths)
+    est = ChainSSVM(C=0.1, solver=solver, loss=loss, random_state=1).fit(X, y, lengths)
     pred = est.predict(Xt, lt)
     assert np.array_equal(np.loadtxt(out), pred)
     correct = int(np.sum(pred == yt))

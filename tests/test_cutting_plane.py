@@ -1,0 +1,99 @@
+"""One-slack cutting plane: the QP kernel vs scipy, optima vs SDM / LSE-SDCD, n_jobs invariance."""
+import numpy as np
+import pytest
+from scipy.optimize import minimize
+
+from ssvmlinear import ChainSSVM, MulticlassSSVM
+from ssvmlinear._kernels.qp import solve_simplex_qp
+from ssvmlinear.solvers import fit_cutting_plane, fit_sdm, fit_sdcd
+
+from conftest import random_multiclass
+from test_chain_oracles import random_chain_problem
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_simplex_qp_matches_scipy(seed):
+    rng = np.random.default_rng(seed)
+    m = int(rng.integers(2, 12))
+    F = rng.standard_normal((m, int(rng.integers(1, 8))))  # rank-deficient H is allowed
+    H = F @ F.T
+    b = rng.standard_normal(m) * 3
+    total = float(rng.uniform(0.1, 5))
+    beta, _ = solve_simplex_qp(H, b, None, total, 1e-13)
+    assert beta.min() >= 0 and beta.sum() == pytest.approx(total, rel=1e-12)
+    f = lambda x: 0.5 * x @ H @ x - b @ x
+    ref = minimize(f, np.full(m, total / m), jac=lambda x: H @ x - b, method="SLSQP", bounds=[(0, None)] * m,
+                   constraints=[{"type": "eq", "fun": lambda x: x.sum() - total, "jac": lambda x: np.ones(m)}],
+                   options={"ftol": 1e-15, "maxiter": 1000})
+    assert f(beta) <= ref.fun + 1e-9 * max(1.0, abs(ref.fun))
+    assert f(beta) == pytest.approx(ref.fun, rel=1e-7, abs=1e-9)
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("C", [0.1, 1.0])
+def test_cutting_plane_reaches_the_sdm_optimum_on_multiclass(seed, C):
+    X, y = random_multiclass(n=80, d=8, K=4, seed=seed)
+    sdm = MulticlassSSVM(C=C, tol=1e-8, max_iter=100000).fit(X, y)
+    tol = 1e-4
+    cp = MulticlassSSVM(C=C, solver="cutting-plane", tol=tol, max_iter=10000).fit(X, y)
+    assert cp.converged_
+    assert sdm.objective_ <= cp.objective_ <= sdm.objective_ + tol * C * X.shape[0] + 1e-9
+    assert cp.dual_objective_ <= sdm.objective_ + 1e-9
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_cutting_plane_reaches_the_sdm_optimum_on_chains(seed):
+    st, D, y, lengths, _ = random_chain_problem(seed, n_seq=12, max_T=5, K=3)
+    Cs = np.full(len(lengths), 0.5)
+    sdm = fit_sdm(st, Cs, 1e-9, 100000, 0)
+    cp = fit_cutting_plane(st, Cs, 1e-5, 10000)
+    assert cp.converged
+    assert sdm.primal - 1e-9 <= cp.primal <= sdm.primal + 1e-5 * Cs.sum() + 1e-9
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_lse_cutting_plane_matches_lse_sdcd(seed):
+    # with exact violators both reach the optimum of the full LSE problem (OP3)
+    st, D, y, lengths, _ = random_chain_problem(seed, n_seq=5, max_T=3, K=3)
+    Cs = np.full(len(lengths), 0.3)
+    sdcd = fit_sdcd(st, Cs, 1e-14, 100000, 0, exact_violators=True)
+    cp = fit_cutting_plane(st, Cs, 1e-7, 10000, lse=True, exact_violators=True)
+    assert cp.converged
+    assert cp.dual == pytest.approx(sdcd.dual, rel=1e-5)
+
+
+def test_lse_cutting_plane_on_multiclass_closes_the_gap():
+    X, y = random_multiclass(n=60, d=6, K=4, seed=5)
+    cp = MulticlassSSVM(C=0.5, solver="cutting-plane", loss="lse", tol=1e-6, max_iter=10000).fit(X, y)
+    sdcd = MulticlassSSVM(C=0.5, solver="sdcd", loss="lse", tol=1e-14, max_iter=100000).fit(X, y)
+    assert cp.objective_ == pytest.approx(sdcd.objective_, rel=1e-4)
+
+
+@pytest.mark.parametrize("loss", ["margin", "lse"])
+def test_results_identical_for_any_n_jobs(loss):
+    X, y = random_multiclass(n=300, d=10, K=5, seed=2)
+    a = MulticlassSSVM(C=1.0, solver="cutting-plane", loss=loss, tol=1e-3, n_jobs=1).fit(X, y)
+    b = MulticlassSSVM(C=1.0, solver="cutting-plane", loss=loss, tol=1e-3, n_jobs=2).fit(X, y)
+    assert np.array_equal(a.coef_, b.coef_) and a.n_iter_ == b.n_iter_
+
+
+@pytest.mark.parametrize("backend", ["threading", "loky"])
+def test_joblib_backend_from_the_caller(backend):
+    """A thread backend from parallel_config is used; a process backend cannot share the oracle
+    phase's memory, so that phase runs on threads -- with the same result either way."""
+    from joblib import parallel_config
+    X, y = random_multiclass(n=200, d=10, K=5, seed=4)
+    ref = MulticlassSSVM(C=1.0, solver="cutting-plane", tol=1e-3, n_jobs=1).fit(X, y)
+    with parallel_config(backend=backend, n_jobs=2):
+        other = MulticlassSSVM(C=1.0, solver="cutting-plane", tol=1e-3, n_jobs=2).fit(X, y)
+    assert np.array_equal(ref.coef_, other.coef_)
+
+
+def test_cross_validation_folds_run_on_a_process_backend():
+    from joblib import parallel_config
+    from ssvmlinear.model_selection import cross_val_predict
+    X, y = random_multiclass(n=120, d=8, K=3, seed=6)
+    ref = cross_val_predict(MulticlassSSVM(), X, y, 3, seed=0, n_jobs=1)
+    with parallel_config(backend="loky"):
+        other = cross_val_predict(MulticlassSSVM(), X, y, 3, seed=0, n_jobs=2)
+    assert np.array_equal(ref, other)
