@@ -106,7 +106,7 @@ def main():
         for loss in ("margin", "lse"):
             for jobs in (1, 2):
                 res = fit(dict(C=args.large_C, solver="cutting-plane", loss=loss, n_jobs=jobs,
-                               max_iter=args.max_iter), *data, max(args.reps, 3))
+                               max_iter=args.max_iter), *data, args.reps)
                 large[(loss, jobs)] = res
                 print(f"{loss:>6} {jobs:6d} | {res['oracle_seconds']:9.2f} {res['seconds']:8.2f} {res['iters']:5d} "
                       f"{res['calls']:8d} {100 * res['accuracy']:6.2f}", flush=True)
