@@ -18,6 +18,15 @@ MAX_TYPE2_PASSES = 10
 TYPE2_RATIO = 0.0
 
 
+def warn_if_unfinished(solver_name, interrupted, hit_max_iter, max_iter, rule):
+    """The ConvergenceWarning every driver gives when it stops before its rule (or on Ctrl-C)."""
+    if interrupted:
+        warnings.warn("training interrupted; the model of the last completed pass is kept", ConvergenceWarning)
+    elif hit_max_iter:
+        warnings.warn(f"{solver_name} reached max_iter={max_iter} before {rule}; increase max_iter or tol",
+                      ConvergenceWarning)
+
+
 class FitResult:
     """What a solver run reports: weights, objectives and curves."""
 
@@ -74,10 +83,8 @@ def fit_sdm(structure, Cs, tol, max_iter, seed, verbose=0, callback=None, estima
                     break
     except KeyboardInterrupt:
         interrupted = True
-        warnings.warn("training interrupted; the model of the last completed pass is kept", ConvergenceWarning)
-    if not converged and not interrupted and passes >= max_iter:
-        warnings.warn(f"SDM reached max_iter={max_iter} passes before the KKT violation fell to tol={tol}; "
-                      "increase max_iter or tol", ConvergenceWarning)
+    warn_if_unfinished("SDM", interrupted, not converged and passes >= max_iter, max_iter,
+                       f"the KKT violation fell to tol={tol}")
     primal, dual = solver.primal(), solver.dual()
     return FitResult(w=solver.coef.copy(), primal=primal, dual=dual, gap=primal - dual, n_iter=passes,
                      n_outer=outer, converged=converged, n_oracle_calls=solver.n_oracle_calls,
@@ -126,10 +133,8 @@ def fit_sdcd(structure, Cs, tol, max_iter, seed, verbose=0, callback=None, estim
                 break
     except KeyboardInterrupt:
         interrupted = True
-        warnings.warn("training interrupted; the model of the last completed pass is kept", ConvergenceWarning)
-    if not converged and not interrupted and passes >= max_iter:
-        warnings.warn(f"LSE-SDCD reached max_iter={max_iter} passes before its stopping rule (tol={tol}); "
-                      "increase max_iter or tol", ConvergenceWarning)
+    warn_if_unfinished("LSE-SDCD", interrupted, not converged and passes >= max_iter, max_iter,
+                       f"its stopping rule (tol={tol})")
     dual = solver.dual()
     return FitResult(w=solver.coef.copy(), primal=np.nan, dual=dual, gap=np.nan, n_iter=passes,
                      n_outer=passes, converged=converged, n_oracle_calls=solver.n_oracle_calls,
@@ -261,10 +266,8 @@ def fit_cutting_plane(structure, Cs, tol, max_iter, seed=0, verbose=0, callback=
                 break
     except KeyboardInterrupt:
         interrupted = True
-        warnings.warn("training interrupted; the model of the last completed iteration is kept", ConvergenceWarning)
-    if not converged and not interrupted and it >= max_iter:
-        warnings.warn(f"the cutting plane reached max_iter={max_iter} iterations before the most violated "
-                      f"constraint fell to tol={tol}; increase max_iter or tol", ConvergenceWarning)
+    warn_if_unfinished("the cutting plane", interrupted, not converged and it >= max_iter, max_iter,
+                       f"the most violated constraint fell to tol={tol}")
     dual = float(beta[:m] @ bvec[:m] - 0.5 * w @ w)
     if lse:
         primal = np.nan
