@@ -188,8 +188,11 @@ def fit_cutting_plane(structure, Cs, tol, max_iter, seed=0, verbose=0, callback=
         t = time.perf_counter()
         parts = [np.zeros(n_weights) for _ in chunks]
         run = lambda k: oracle.pass_chunk(w, int(chunks[k][0]), int(chunks[k][1]), parts[k], use_oracle)
-        results = parallel(delayed(run)(k) for k in range(len(chunks))) if parallel else \
-            [run(k) for k in range(len(chunks))]
+        # Cache passes are cheap (no inference): threads would cost more in dispatch than they save.
+        if parallel is not None and use_oracle:
+            results = parallel(delayed(run)(k) for k in range(len(chunks)))
+        else:
+            results = [run(k) for k in range(len(chunks))]
         a = parts[0]
         for p in parts[1:]:
             a += p
