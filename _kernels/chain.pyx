@@ -338,14 +338,7 @@ cdef class ChainStructure(Structure):
                     ptr[p] = 0
                 nr = 0
                 while nr < kb:
-                    best = NEG_INF
-                    bp = -1
-                    for p in range(K):
-                        if ptr[p] < N[(t - 1) * K + p]:
-                            v = S[((t - 1) * K + p) * kb + <Py_ssize_t> ptr[p]] + tr[p * K + k]
-                            if bp < 0 or v > best:
-                                best = v
-                                bp = <int> p
+                    bp = _best_head(S, N, ptr, (t - 1) * K, K, kb, tr + k, K, &best)
                     if bp < 0:
                         break
                     S[(t * K + k) * kb + nr] = best + U[t * K + k]
@@ -358,15 +351,8 @@ cdef class ChainStructure(Structure):
             ptr[k] = 0
         got = 0
         while got < kb:
-            best = NEG_INF
-            bp = -1
-            for k in range(K):
-                if ptr[k] < N[(T - 1) * K + k]:
-                    v = S[((T - 1) * K + k) * kb + <Py_ssize_t> ptr[k]] + \
-                        (w[self.end_off + k] if self.use_start_end else 0.0)
-                    if bp < 0 or v > best:
-                        best = v
-                        bp = <int> k
+            bp = _best_head(S, N, ptr, (T - 1) * K, K, kb,
+                            w + self.end_off if self.use_start_end else NULL, 1, &best)
             if bp < 0:
                 break
             values_out[got] = best - fyi
@@ -398,6 +384,25 @@ cdef class ChainStructure(Structure):
         self.loss_indexed_oracle(&w[0], i, &bv[0], &lv[0], &wv[0])
         best[best <= -1e299] = -np.inf
         return best, labels.reshape(T + 1, T)
+
+
+cdef inline int _best_head(const double *S, const double *N, const double *ptr, Py_ssize_t row0,
+                           Py_ssize_t K, Py_ssize_t kb, const double *add, Py_ssize_t add_stride,
+                           double *best_out) noexcept nogil:
+    """K-way merge step of list Viterbi: among the K sorted lists S[(row0 + p)*kb + .] (N[row0 + p]
+    entries each, next unread at ptr[p]) plus add[p*add_stride] (none when add is NULL), the list
+    whose head is largest (ties: lowest p), or -1 when all are exhausted."""
+    cdef Py_ssize_t p
+    cdef int bp = -1
+    cdef double v, best = NEG_INF
+    for p in range(K):
+        if ptr[p] < N[row0 + p]:
+            v = S[(row0 + p) * kb + <Py_ssize_t> ptr[p]] + (add[p * add_stride] if add != NULL else 0.0)
+            if bp < 0 or v > best:
+                best = v
+                bp = <int> p
+    best_out[0] = best
+    return bp
 
 
 cdef inline double _same(const int *u, const int *v, Py_ssize_t t, Py_ssize_t s) noexcept nogil:
