@@ -16,7 +16,3 @@ cdef class ChainStructure(Structure):
     cdef double _unary_scores(self, const double *w, Py_ssize_t i, double lam, double *U) noexcept nogil
     cdef double _loss_weight(self, Py_ssize_t i) noexcept nogil
     cdef double _gram_pair(self, Py_ssize_t i, const int *a, const int *b, const double *P) noexcept nogil
-    cdef Py_ssize_t loss_indexed_workspace_size(self) noexcept nogil
-    # work: loss_indexed_workspace_size() doubles (O(T^2 K): the DP over (position, tag, mistakes))
-    cdef void loss_indexed_oracle(self, const double *w, Py_ssize_t i, double *best_m, int *labels,
-                                  double *work) noexcept nogil

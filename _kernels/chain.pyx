@@ -305,6 +305,12 @@ cdef class ChainStructure(Structure):
         cdef Py_ssize_t T = self.max_label_len, K = self.n_tags
         return max(3 * T * K, T * T)
 
+    cdef int n_loss_levels(self, Py_ssize_t i) noexcept nogil:
+        return <int> self.label_len(i) + 1
+
+    cdef double level_loss(self, Py_ssize_t i, int level) noexcept nogil:
+        return level * self._loss_weight(i)
+
     cdef Py_ssize_t loss_indexed_workspace_size(self) noexcept nogil:
         cdef Py_ssize_t T = self.max_label_len, K = self.n_tags
         return T * K + 2 * T * K * (T + 1)
@@ -371,19 +377,6 @@ cdef class ChainStructure(Structure):
     cdef Py_ssize_t kbest_workspace_size(self, int kb) noexcept nogil:
         cdef Py_ssize_t T = self.max_label_len, K = self.n_tags
         return T * K + 3 * T * K * kb + T * K + K
-
-    def py_loss_indexed_oracle(self, const double[::1] w, Py_ssize_t i):
-        """(best_m, labels) for l = 0..T (best_m = -inf where no labelling has l mistakes)."""
-        cdef Py_ssize_t T = self.label_len(i)
-        best = np.zeros(T + 1)
-        labels = np.zeros((T + 1) * T, dtype=np.int32)
-        work = np.zeros(self.loss_indexed_workspace_size(), dtype=np.float64)
-        cdef double[::1] bv = best
-        cdef int[::1] lv = labels
-        cdef double[::1] wv = work
-        self.loss_indexed_oracle(&w[0], i, &bv[0], &lv[0], &wv[0])
-        best[best <= -1e299] = -np.inf
-        return best, labels.reshape(T + 1, T)
 
 
 cdef inline int _best_head(const double *S, const double *N, const double *ptr, Py_ssize_t row0,

@@ -75,6 +75,26 @@ cdef class MulticlassStructure(Structure):
         delta_out[0] = 0.0 if best == yi else 1.0
         return best_v - work[yi]
 
+    cdef int n_loss_levels(self, Py_ssize_t i) noexcept nogil:
+        return 2
+
+    cdef Py_ssize_t loss_indexed_workspace_size(self) noexcept nogil:
+        return self.n_classes
+
+    cdef void loss_indexed_oracle(self, const double *w, Py_ssize_t i, double *best_m, int *labels,
+                                  double *work) noexcept nogil:
+        # level 0: y_i; level 1: the best other class (ties: lowest index)
+        cdef Py_ssize_t k, K = self.n_classes
+        cdef int yi = self.y[i], best = -1
+        row_gemv(self.X.row(i), w, K, work)
+        for k in range(K):
+            if k != yi and (best < 0 or work[k] > work[best]):
+                best = <int> k
+        best_m[0] = 0.0
+        labels[0] = yi
+        best_m[1] = work[best] - work[yi] if best >= 0 else -1e300
+        labels[1] = best
+
     cdef double gram(self, Py_ssize_t i, const int *a, const int *b) noexcept nogil:
         cdef int yi = self.y[i]
         if a[0] == yi or b[0] == yi:

@@ -42,3 +42,13 @@ cdef class Structure:
     cdef int kbest(self, const double *w, Py_ssize_t i, double lam, int k, int *labels_out,
                    double *values_out, double *work) noexcept nogil
     cdef Py_ssize_t kbest_workspace_size(self, int k) noexcept nogil
+    # Loss-indexed oracle (exact bi-criteria inference, and the constrained lambda-oracle of the
+    # angular search): the attainable losses of example i are level_loss(i, l), l = 0..
+    # n_loss_levels(i)-1 (level 0 is y_i itself); best_m[l] = max m(y) over labels with that loss
+    # (NEG_INF = -1e300 when none) and labels (n_levels x label_len) one such maximiser.
+    # n_loss_levels(i) == 0 means the structure has no loss-indexed oracle.
+    cdef int n_loss_levels(self, Py_ssize_t i) noexcept nogil
+    cdef double level_loss(self, Py_ssize_t i, int level) noexcept nogil
+    cdef Py_ssize_t loss_indexed_workspace_size(self) noexcept nogil
+    cdef void loss_indexed_oracle(self, const double *w, Py_ssize_t i, double *best_m, int *labels,
+                                  double *work) noexcept nogil

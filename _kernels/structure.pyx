@@ -53,6 +53,19 @@ cdef class Structure:
     cdef Py_ssize_t kbest_workspace_size(self, int k) noexcept nogil:
         return 0
 
+    cdef int n_loss_levels(self, Py_ssize_t i) noexcept nogil:
+        return 0
+
+    cdef double level_loss(self, Py_ssize_t i, int level) noexcept nogil:
+        return <double> level
+
+    cdef Py_ssize_t loss_indexed_workspace_size(self) noexcept nogil:
+        return 0
+
+    cdef void loss_indexed_oracle(self, const double *w, Py_ssize_t i, double *best_m, int *labels,
+                                  double *work) noexcept nogil:
+        pass
+
     def label_offsets(self):
         """Start of each example's label in a flat array of all labels (n_examples + 1 entries)."""
         import numpy as np
@@ -99,6 +112,24 @@ cdef class Structure:
         cdef double[::1] wv = work
         cdef int got = self.kbest(&w[0], i, lam, k, &lv[0], &vv[0], &wv[0])
         return labels[:got * L].reshape(got, L), values[:got]
+
+    def py_loss_indexed_oracle(self, const double[::1] w, Py_ssize_t i):
+        """(best_m per level, labels (n_levels x L), loss value per level); NEG_INF = -1e300 marks
+        a loss no label attains. Raises if the structure has no loss-indexed oracle."""
+        import numpy as np
+        cdef int n = self.n_loss_levels(i)
+        if n == 0:
+            raise NotImplementedError(f"{type(self).__name__} has no loss-indexed oracle")
+        cdef Py_ssize_t L = self.label_len(i)
+        best = np.zeros(n)
+        labels = np.zeros(n * L, dtype=np.int32)
+        work = np.zeros(max(self.loss_indexed_workspace_size(), 1))
+        cdef double[::1] bv = best
+        cdef int[::1] lv = labels
+        cdef double[::1] wv = work
+        self.loss_indexed_oracle(&w[0], i, &bv[0], &lv[0], &wv[0])
+        losses = np.array([self.level_loss(i, l) for l in range(n)])
+        return best, labels.reshape(n, L), losses
 
     def py_score(self, const double[::1] w, Py_ssize_t i, const int[::1] y):
         return self.score(&w[0], i, &y[0])

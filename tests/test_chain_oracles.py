@@ -75,11 +75,13 @@ def test_chain_oracles_match_enumeration(case, seed):
             assert np.array_equal(lab, labels[j])  # continuous random weights: a unique argmax
             assert m == pytest.approx(f[j] - f_true, abs=1e-10) and d == pytest.approx(loss[j])
         # loss-indexed oracle
-        best_m, best_lab = st.py_loss_indexed_oracle(w, i)
+        best_m, best_lab, level_loss = st.py_loss_indexed_oracle(w, i)
+        assert len(best_m) == T + 1
+        assert np.allclose(level_loss, np.arange(T + 1) * scale)
         for ell in range(T + 1):
             mask = ham == ell
             if not mask.any():
-                assert best_m[ell] == -np.inf
+                assert best_m[ell] <= -1e299
                 continue
             j = np.flatnonzero(mask)[np.argmax((f - f_true)[mask])]
             assert best_m[ell] == pytest.approx(f[j] - f_true, abs=1e-10)
