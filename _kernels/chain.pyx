@@ -153,9 +153,14 @@ cdef class ChainStructure(Structure):
         y_out[T - 1] = arg
         for t in range(T - 1, 0, -1):
             y_out[t - 1] = <int> B[t * K + y_out[t]]
-        # m = f(y) - f(y_i): the path value less lam * loss.
+        # m = f(y) - f(y_i), summed along the path (not the path value less lam * loss, which
+        # cancels catastrophically for the large lam some searches use)
         d = self.loss(i, y_out)
-        fy = best - lam * d
+        fy = U[y_out[0]]
+        for t in range(1, T):
+            fy += U[t * K + y_out[t]] + tr[y_out[t - 1] * K + y_out[t]]
+        if self.use_start_end:
+            fy += w[self.start_off + y_out[0]] + w[self.end_off + y_out[T - 1]]
         for t in range(1, T):
             fyi += tr[yi[t - 1] * K + yi[t]]
         if self.use_start_end:

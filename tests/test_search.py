@@ -1,0 +1,222 @@
+"""Surrogates and lambda-oracle searches: exactness against brute-force enumeration.
+
+Python-driven searches run on random point sets (the labels' (h, g) points); structure-driven
+searches run on tiny chains and multiclass problems whose label sets are enumerated.
+"""
+import itertools
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy.optimize import minimize_scalar
+
+from ssvmlinear import search
+from ssvmlinear._kernels import surrogate as ksur
+from ssvmlinear._kernels.chain import ChainStructure
+from ssvmlinear._kernels.dataset import CSRDataset
+from ssvmlinear._kernels.multiclass import MulticlassStructure
+from ssvmlinear._kernels.search import StructureOracle
+from ssvmlinear.surrogates import parse_surrogate, psi
+
+LOSSES = ["slack", "beta:0.25", "beta:0.5", "beta:0.75", "generalized:0,0.5", "generalized:1,1",
+          "probloss", "probloss-convex", "logloss"]
+
+
+def point_oracles(pts):
+    """lambda-oracle and constrained oracle over a point set; the label is the point's index."""
+    def oracle(lam):
+        j = int(np.argmax(pts[:, 0] + lam * pts[:, 1]))
+        return pts[j, 0], pts[j, 1], j
+
+    def constrained(lam, a, b):
+        x = pts[:, 0] + 1.0
+        ok = (x > 0) & (b * x <= pts[:, 1])
+        if np.isfinite(a):
+            ok &= a * x > pts[:, 1]
+        if not ok.any():
+            return None
+        j = int(np.argmax(np.where(ok, pts[:, 0] + lam * pts[:, 1], -np.inf)))
+        return pts[j, 0], pts[j, 1], j
+    return oracle, constrained
+
+
+def random_points(rng):
+    n = int(rng.integers(2, 16))
+    pts = np.c_[rng.normal(-1.0, 2.0, n), rng.integers(1, 9, n).astype(float)]
+    return np.vstack([[0.0, 0.0], pts])        # the true label's point first
+
+
+def psi_np(sur, h, g):
+    """Independent numpy implementation of the surrogates (vectorised)."""
+    from scipy.stats import norm
+    name = sur.name.split(":")[0]
+    with np.errstate(all="ignore"):
+        gp = np.where(g > 0, g, 1.0)
+        if name == "margin":
+            return h + g
+        if name == "slack":
+            v = g * (1 + h)
+        elif name == "beta":
+            v = h * gp ** sur.beta + g
+        elif name == "generalized":
+            v = h * gp ** sur.beta + gp ** sur.alpha
+        elif name in ("probloss", "probloss-convex"):
+            v = 2 * g * norm.cdf(h / np.sqrt(2 * gp / np.pi))
+            if name == "probloss-convex":
+                v = np.where(h > 0, g + np.sqrt(gp) * h, v)
+        elif name == "logloss":
+            v = g * np.logaddexp(0, h)
+        return np.where(g > 0, v, 0.0)
+
+
+def hull_optimum(sur, pts):
+    """max psi over the convex hull of pts: the best point of any segment between two points
+    (a grid over every segment, then a bounded 1-D refinement of the best one)."""
+    a, b = np.triu_indices(len(pts), 1)
+    ends = np.logspace(-12, -3, 200)         # psi may peak very close to an end (g^beta at g = 0)
+    t = np.unique(np.concatenate([np.linspace(0.0, 1.0, 1001), ends, 1.0 - ends]))
+    P, Q = pts[a][:, None, :], pts[b][:, None, :]
+    seg = P + t[None, :, None] * (Q - P)
+    vals = psi_np(sur, seg[..., 0], seg[..., 1])
+    best = max(float(psi_np(sur, pts[:, 0], pts[:, 1]).max()), float(vals.max()) if len(a) else -np.inf)
+    if len(a):
+        k, j = np.unravel_index(np.argmax(vals), vals.shape)
+        p, q = pts[a[k]], pts[b[k]]
+        f = lambda x: -float(psi_np(sur, *(p + x * (q - p))))
+        r = minimize_scalar(f, bounds=(t[max(j - 1, 0)], t[min(j + 1, len(t) - 1)]), method="bounded",
+                            options=dict(xatol=1e-14))
+        best = max(best, -r.fun)
+    return best
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_python_searches_on_point_sets(seed):
+    rng = np.random.default_rng(seed)
+    for _ in range(5):
+        pts = random_points(rng)
+        oracle, constrained = point_oracles(pts)
+        for loss in LOSSES:
+            sur = parse_surrogate(loss)
+            vals = np.array([psi(sur, h, g) for h, g in pts])
+            assert np.allclose(vals, psi_np(sur, pts[:, 0], pts[:, 1]), rtol=1e-12, atol=1e-300)
+            best = max(vals.max(), 0.0)
+            lam1 = vals[oracle(1.0)[2]]
+            if loss == "slack":        # the constrained oracle's coordinates are slack rescaling's
+                r = search.maximize(loss, oracle, "angular", constrained_oracle=constrained)
+                assert r.value == pytest.approx(best, rel=1e-12, abs=1e-12)
+                assert r.weights == [1.0]
+                lab = r.labels[0]
+                assert vals[lab if lab is not None else 0] == pytest.approx(best, abs=1e-12)
+            for meth in ("binary", "bisecting"):
+                r = search.maximize(loss, oracle, meth)
+                assert r.value >= lam1 - 1e-12
+            r = search.maximize(loss, oracle, "hull")
+            assert len(r.labels) in (1, 2) and sum(r.weights) == pytest.approx(1.0)
+            # the returned combination attains the returned value
+            hh = sum(w * pts[0 if l is None else l] for l, w in zip(r.labels, r.weights))
+            assert psi(sur, *hh) == pytest.approx(r.value, rel=1e-9, abs=1e-12)
+            assert r.value >= best - 1e-12
+            if seed < 10:
+                assert r.value == pytest.approx(hull_optimum(sur, pts), rel=1e-7, abs=1e-9)
+
+
+def all_chain_labels(T, K):
+    return [np.array(c, dtype=np.int32) for c in itertools.product(range(K), repeat=T)]
+
+
+def tiny_structures(seed):
+    rng = np.random.default_rng(seed)
+    K = int(rng.integers(2, 4))
+    lengths = rng.integers(1, 5, 3)
+    n = int(lengths.sum())
+    X = sp.random(n, 4, density=0.7, random_state=seed, format="csr", data_rvs=rng.standard_normal)
+    y = rng.integers(0, K, n).astype(np.int32)
+    ch = ChainStructure(CSRDataset(X, 1.0), y, lengths, K, bool(seed % 2), bool(seed % 3 == 0))
+    wc = rng.standard_normal(ch.n_weights) * 2
+    yield ch, wc, [all_chain_labels(int(T), K) for T in lengths]
+    Xm = sp.random(4, 5, density=0.7, random_state=seed, format="csr", data_rvs=rng.standard_normal)
+    Km = int(rng.integers(2, 6))
+    mc = MulticlassStructure(CSRDataset(Xm, 1.0), rng.integers(0, Km, 4), Km)
+    wm = rng.standard_normal(mc.n_weights) * 2
+    yield mc, wm, [[np.array([k], dtype=np.int32) for k in range(Km)]] * 4
+
+
+@pytest.mark.parametrize("seed", range(25))
+def test_structure_searches_match_enumeration(seed):
+    for st, w, label_sets in tiny_structures(seed):
+        orc = StructureOracle(st)
+        for i, labels in enumerate(label_sets):
+            yi = st.py_true_label(i)
+            f_true = st.py_score(w, i, yi)
+            H = np.array([st.py_score(w, i, l) - f_true for l in labels])
+            G = np.array([st.py_loss(i, l) for l in labels])
+            for loss in LOSSES:
+                sur = parse_surrogate(loss)
+                vals = np.array([psi(sur, h, g) for h, g in zip(H, G)])
+                best = max(vals.max(), 0.0)
+                for meth in ("exact", "angular"):
+                    r = orc.run(w, i, loss, meth)
+                    # (ProbLoss values below 1e-9 are zero loss for every purpose)
+                    assert r["value"] == pytest.approx(best, rel=1e-9, abs=1e-9), (loss, meth)
+                    assert psi(sur, st.py_score(w, i, r["labels"][0]) - f_true,
+                               st.py_loss(i, r["labels"][0])) == pytest.approx(best, rel=1e-9, abs=1e-9)
+                lam1 = max(vals[np.argmax(H + G)], 0.0)
+                for meth in ("binary", "bisecting"):
+                    assert orc.run(w, i, loss, meth)["value"] >= lam1 - 1e-9
+                r = orc.run(w, i, loss, "hull")
+                assert r["value"] >= best - 1e-9
+                if seed < 10:
+                    assert r["value"] == pytest.approx(hull_optimum(sur, np.c_[H, G]), rel=1e-7, abs=1e-9)
+                r = orc.run(w, i, loss, "hull-integral")
+                assert len(r["labels"]) == 1
+                # the integral answer is a real label with the value reported
+                lab = r["labels"][0]
+                assert psi(sur, st.py_score(w, i, lab) - f_true, st.py_loss(i, lab)) == \
+                    pytest.approx(r["value"], rel=1e-9, abs=1e-12)
+
+
+@pytest.mark.parametrize("loss", LOSSES + ["margin", "microf1"])
+def test_partial_derivatives_by_finite_differences(loss):
+    sur = parse_surrogate(loss)
+    rng = np.random.default_rng(1)
+    for _ in range(50):
+        h = rng.normal(0, 2)
+        g = rng.uniform(0.5, 6) * (-1 if loss == "microf1" else 1)
+        if loss == "probloss-convex" and abs(h) < 1e-3:
+            continue
+        v, dh, dg = ksur.py_psi(sur.kind, sur.alpha, sur.beta, h, g)
+        e = 1e-6
+        num_h = (psi(sur, h + e, g) - psi(sur, h - e, g)) / (2 * e)
+        num_g = (psi(sur, h, g + e) - psi(sur, h, g - e)) / (2 * e)
+        assert dh == pytest.approx(num_h, rel=1e-5, abs=1e-7)
+        assert dg == pytest.approx(num_g, rel=1e-5, abs=1e-7)
+
+
+def test_surrogate_values_and_parsing():
+    assert psi(parse_surrogate("margin"), 0.5, 2) == 2.5
+    assert psi(parse_surrogate("slack"), 0.5, 2) == 3.0
+    assert psi(parse_surrogate("beta:0.5"), 1.0, 4) == pytest.approx(6.0)
+    assert psi(parse_surrogate("probloss"), 0.0, 3) == pytest.approx(3.0)   # 2 g Phi(0) = g
+    assert psi(parse_surrogate("probloss-convex"), 2.0, 4) == pytest.approx(4 + 2 * 2.0)
+    assert psi(parse_surrogate("logloss"), 0.0, 2) == pytest.approx(2 * np.log(2))
+    assert psi(parse_surrogate("microf1"), 3.0, -4) == pytest.approx(0.75)
+    for loss in LOSSES + ["margin"]:
+        assert psi(parse_surrogate(loss), 0.0, 0.0) == 0.0     # the true label has zero loss
+    for bad in ("beta:2", "beta", "generalized:0.5,0.2", "hinge", "slack:1", 3):
+        with pytest.raises(ValueError, match="loss"):
+            parse_surrogate(bad)
+
+
+def test_python_search_errors():
+    oracle, constrained = point_oracles(np.array([[0.0, 0.0], [1.0, 2.0]]))
+    with pytest.raises(ValueError, match="constrained_oracle"):
+        search.maximize("slack", oracle, "angular")
+    with pytest.raises(ValueError, match="unknown search"):
+        search.maximize("slack", oracle, "golden")
+    with pytest.raises(ValueError, match="structure"):
+        search.maximize("slack", oracle, "exact")
+
+    def broken(lam):
+        raise RuntimeError("oracle failed")
+    with pytest.raises(RuntimeError, match="oracle failed"):
+        search.maximize("slack", broken, "hull")
