@@ -14,9 +14,12 @@ SOLVER_TYPES = {
 }
 SOLVERS = ("sdm", "sdcd", "cutting-plane", "pegasos", "gdmm", "nhsvm")
 # (solver, loss) pairs that this version trains; the others are rejected with a clear message.
+# Pegasos ("pegasos") trains every bi-criteria surrogate (ssvmlinear.surrogates) with any search.
 AVAILABLE = {("sdm", "margin"), ("sdcd", "lse"), ("cutting-plane", "margin"), ("cutting-plane", "lse")}
 # Default stopping tolerance per solver (see each driver in solvers.py for its rule).
-DEFAULT_TOL = {"sdm": 0.1, "sdcd": 1e-4, "cutting-plane": 0.1}
+DEFAULT_TOL = {"sdm": 0.1, "sdcd": 1e-4, "cutting-plane": 0.1, "pegasos": 1e-3}
+SEARCHES = ("none", "exact", "binary", "bisecting", "angular", "hull", "hull-integral")
+
 
 
 class Interval:
@@ -37,6 +40,21 @@ class Interval:
         lo = "-inf" if self.low is None else self.low
         hi = "inf" if self.high is None else self.high
         return f"{what} in the range {lb}{lo}, {hi}{rb}"
+
+
+# Parameters of the Pegasos solver, shared by every estimator.
+PEGASOS_CONSTRAINTS = {
+    "search": [frozenset(SEARCHES)],
+    "batch_size": [Interval(numbers.Integral, 1, None, closed="left")],
+    "average": ["boolean"],
+    "projection": ["boolean"],
+}
+PEGASOS_DOC = """search : {"hull", "hull-integral", "angular", "exact", "binary", "bisecting", "none"}, default
+        "hull". Loss-augmented inference of non-additive surrogates (solver="pegasos"); see
+        ssvmlinear.search. Margin rescaling always uses its exact lambda = 1 oracle.
+    batch_size : int, default 1. Pegasos mini-batch (its searches run in n_jobs threads).
+    average : bool, default True. Pegasos returns the average of its iterates.
+    projection : bool, default False. Pegasos projects onto the ball of radius sqrt(n C)."""
 
 
 class BaseSSVM:
@@ -80,8 +98,17 @@ class BaseSSVM:
             options = " or ".join(_describe(c) for c in allowed)
             raise ValueError(f"The {param!r} parameter of {name} must be {options}. Got {value!r} instead.")
         pair = (self._solver_name, self.loss)
-        if pair not in AVAILABLE:
+        if self._solver_name == "pegasos":
+            from .surrogates import parse_surrogate
+            if self.loss == "lse":
+                raise ValueError(f"{name}: loss='lse' is trained by solver='sdcd' or 'cutting-plane', not pegasos.")
+            try:
+                parse_surrogate(self.loss)
+            except ValueError as e:
+                raise ValueError(f"{name}: {e}") from None
+        elif pair not in AVAILABLE:
             avail = ", ".join(f"solver={s!r} with loss={lo!r}" for s, lo in sorted(AVAILABLE))
+            avail += ", solver='pegasos' with any surrogate (ssvmlinear.surrogates)"
             raise ValueError(f"{name}: solver={self._solver_name!r} with loss={self.loss!r} is not available in this "
                              f"version of ssvmlinear; available: {avail}.")
 
@@ -103,6 +130,8 @@ def _matches(value, constraint):
             isinstance(value, (np.random.Generator, np.random.RandomState))
     if constraint == "dict":
         return isinstance(value, dict)
+    if constraint == "surrogate":
+        return isinstance(value, str)
     return False
 
 
@@ -114,7 +143,8 @@ def _describe(c):
     if isinstance(c, (set, frozenset, tuple)):
         return "a str among " + repr(sorted(c))
     return {"boolean": "an instance of 'bool'", "callable": "a callable",
-            "random_state": "an int, a numpy random generator or None", "dict": "a dict"}.get(c, str(c))
+            "random_state": "an int, a numpy random generator or None", "dict": "a dict",
+            "surrogate": "a str naming a surrogate ('margin', 'lse', 'slack', 'beta:0.5', ...)"}.get(c, str(c))
 
 
 class StructuredSSVM(BaseSSVM):
@@ -125,7 +155,7 @@ class StructuredSSVM(BaseSSVM):
         return float(self.tol) if self.tol is not None else DEFAULT_TOL[self._solver_name]
 
     def _solve(self, structure, Cs, warm_key):
-        from .solvers import fit_sdm, fit_sdcd, fit_cutting_plane
+        from .solvers import fit_sdm, fit_sdcd, fit_cutting_plane, fit_pegasos
         from .utils import check_random_seed
         prev = getattr(self, "_dual_state", None)
         state = None
@@ -139,6 +169,10 @@ class StructuredSSVM(BaseSSVM):
             res = fit_sdm(*args, **kw)
         elif self._solver_name == "sdcd":
             res = fit_sdcd(*args, exact_violators=exact, **kw)
+        elif self._solver_name == "pegasos":
+            res = fit_pegasos(*args, loss=self.loss, search=self.search, batch_size=int(self.batch_size),
+                              average=bool(self.average), projection=bool(self.projection),
+                              n_jobs=self.n_jobs, **kw)
         else:
             res = fit_cutting_plane(*args, lse=self.loss == "lse", n_jobs=self.n_jobs, exact_violators=exact, **kw)
         self.n_oracle_passes_ = getattr(res, "n_oracle_passes", None)

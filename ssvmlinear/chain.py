@@ -3,7 +3,7 @@ import numbers
 
 import numpy as np
 
-from .base import StructuredSSVM, Interval, SOLVERS
+from .base import StructuredSSVM, Interval, SOLVERS, PEGASOS_CONSTRAINTS
 from .utils import check_csr, check_sample_weight
 from ._kernels.dataset import CSRDataset
 from ._kernels.chain import ChainStructure
@@ -69,7 +69,8 @@ class ChainSSVM(StructuredSSVM):
     _parameter_constraints = {
         "C": [Interval(numbers.Real, 0, None, closed="neither")],
         "solver": [None, frozenset(SOLVERS)],
-        "loss": [frozenset({"margin", "lse", "slack"})],
+        "loss": ["surrogate"],
+        **PEGASOS_CONSTRAINTS,
         "tol": [None, Interval(numbers.Real, 0, None, closed="neither")],
         "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
         "fit_intercept": ["boolean"],
@@ -86,7 +87,8 @@ class ChainSSVM(StructuredSSVM):
 
     def __init__(self, C=1.0, solver=None, loss="margin", tol=None, max_iter=1000, fit_intercept=False,
                  intercept_scaling=1.0, start_end=False, normalize_loss=False, exact_violators=False,
-                 n_jobs=None, random_state=None, verbose=0, warm_start=False, callback=None):
+                 n_jobs=None, random_state=None, verbose=0, warm_start=False, callback=None,
+                 search="hull", batch_size=1, average=True, projection=False):
         self.C = C
         self.solver = solver
         self.loss = loss
@@ -102,10 +104,16 @@ class ChainSSVM(StructuredSSVM):
         self.verbose = verbose
         self.warm_start = warm_start
         self.callback = callback
+        self.search = search
+        self.batch_size = batch_size
+        self.average = average
+        self.projection = projection
 
     @property
     def _solver_name(self):
-        return self.solver if self.solver is not None else ("sdcd" if self.loss == "lse" else "sdm")
+        if self.solver is not None:
+            return self.solver
+        return {"lse": "sdcd", "margin": "sdm"}.get(self.loss, "pegasos")
 
     def fit(self, X, y, lengths, sample_weight=None):
         """sample_weight: one weight per sequence (multiplies C)."""

@@ -3,7 +3,7 @@ import numbers
 
 import numpy as np
 
-from .base import StructuredSSVM, Interval, SOLVERS
+from .base import StructuredSSVM, Interval, SOLVERS, PEGASOS_CONSTRAINTS
 from .utils import check_csr, check_sample_weight, class_weight_vector
 from ._kernels.dataset import CSRDataset
 from ._kernels.multiclass import MulticlassStructure
@@ -55,7 +55,8 @@ class MulticlassSSVM(StructuredSSVM):
     _parameter_constraints = {
         "C": [Interval(numbers.Real, 0, None, closed="neither")],
         "solver": [frozenset(SOLVERS)],
-        "loss": [frozenset({"margin", "lse", "slack"})],
+        "loss": ["surrogate"],
+        **PEGASOS_CONSTRAINTS,
         "tol": [None, Interval(numbers.Real, 0, None, closed="neither")],
         "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
         "fit_intercept": ["boolean"],
@@ -70,7 +71,8 @@ class MulticlassSSVM(StructuredSSVM):
 
     def __init__(self, C=1.0, solver="sdm", loss="margin", tol=None, max_iter=1000, fit_intercept=True,
                  intercept_scaling=1.0, class_weight=None, n_jobs=None, random_state=None, verbose=0,
-                 warm_start=False, callback=None):
+                 warm_start=False, callback=None, search="hull", batch_size=1, average=True,
+                 projection=False):
         self.C = C
         self.solver = solver
         self.loss = loss
@@ -84,6 +86,10 @@ class MulticlassSSVM(StructuredSSVM):
         self.verbose = verbose
         self.warm_start = warm_start
         self.callback = callback
+        self.search = search
+        self.batch_size = batch_size
+        self.average = average
+        self.projection = projection
 
     def fit(self, X, y, sample_weight=None):
         self._validate_params()

@@ -284,3 +284,94 @@ def fit_cutting_plane(structure, Cs, tol, max_iter, seed=0, verbose=0, callback=
                      objective_curve=np.array(primal_curve), dual_curve=np.array(dual_curve),
                      timestamps=np.array(timestamps), working_set_size=int(oracle.cache_sizes().sum()),
                      state=None)
+
+
+def fit_pegasos(structure, Cs, tol, max_iter, seed, verbose=0, callback=None, estimator=None,
+                state=None, keep_state=False, loss="margin", search="hull", batch_size=1,
+                average=True, projection=False, n_jobs=None, max_calls=50):
+    """Pegasos SGD (_kernels/pegasos.pyx) on 1/2 |w|^2 + sum_i C_i psi_i(w) for any surrogate.
+
+    One iteration is one epoch over a random permutation in mini-batches of `batch_size`; the
+    returned weights are the average of all iterates (`average`) or the last one. Stopping rule:
+    after an epoch whose primal objective (evaluated with the same search) changed by at most
+    tol relative to the previous epoch's, or after max_iter epochs. With n_jobs > 1 the searches
+    of each mini-batch run in joblib threads (nogil); updates are applied in batch order, so the
+    result does not depend on n_jobs.
+    """
+    from joblib import Parallel, delayed, effective_n_jobs
+
+    from ._kernels.pegasos import PegasosSolver
+    from .search import METHODS
+    from .surrogates import parse_surrogate
+
+    sur = parse_surrogate(loss)
+    method = METHODS[search]
+    n = structure.n_examples
+    n_threads = max(1, min(effective_n_jobs(n_jobs), max(1, batch_size)))
+    ratio = 0.999 if search == "angular" else 1.0      # the paper's stop for the angular search
+    solver = PegasosSolver(structure, sur.kind, sur.alpha, sur.beta, method,
+                           np.ascontiguousarray(Cs, dtype=np.float64), ratio, max_calls,
+                           bool(projection), bool(average), int(batch_size), n_threads)
+    if state is not None:
+        solver.set_weights(np.ascontiguousarray(state, dtype=np.float64))
+    rng = np.random.default_rng(seed)
+    Cs = np.asarray(Cs, dtype=np.float64)
+    bounds = np.linspace(0, n, n_threads + 1).astype(int)
+
+    def objective(w, parallel):
+        losses = np.zeros(n)
+        if parallel is None:
+            solver.losses_range(w, 0, n, 0, losses)
+        else:
+            parallel(delayed(solver.losses_range)(w, bounds[k], bounds[k + 1], k, losses)
+                     for k in range(n_threads))
+        return 0.5 * float(w @ w) + float(Cs @ losses)
+
+    primal_curve, timestamps = [], []
+    epochs = 0
+    converged = interrupted = False
+    train_seconds = 0.0
+    t0 = time.perf_counter()
+    parallel = Parallel(n_jobs=n_threads, prefer="threads", require="sharedmem") if n_threads > 1 else None
+    try:
+        if parallel is not None:
+            parallel.__enter__()
+        while epochs < max_iter:
+            order = rng.permutation(n).astype(np.intp)
+            te = time.perf_counter()
+            if parallel is None:
+                solver.epoch_serial(order, int(batch_size))
+            else:
+                for s in range(0, n, batch_size):
+                    idx = order[s:s + batch_size]
+                    cuts = np.linspace(0, len(idx), n_threads + 1).astype(int)
+                    parallel(delayed(solver.search_range)(idx, cuts[k], cuts[k + 1], k)
+                             for k in range(n_threads) if cuts[k] < cuts[k + 1])
+                    solver.apply_batch(idx)
+            train_seconds += time.perf_counter() - te
+            epochs += 1
+            w = solver.weights(bool(average))
+            primal_curve.append(objective(w, parallel))
+            timestamps.append(time.perf_counter() - t0)
+            if verbose:
+                print(f"[pegasos] epoch {epochs:4d} primal {primal_curve[-1]:.10g} oracle calls "
+                      f"{solver.n_calls_total} time {timestamps[-1]:.2f}s", flush=True)
+            if callback is not None and callback(estimator) is False:
+                break
+            if len(primal_curve) >= 2 and abs(primal_curve[-2] - primal_curve[-1]) <= tol * abs(primal_curve[-1]):
+                converged = True
+                break
+    except KeyboardInterrupt:
+        interrupted = True
+    finally:
+        if parallel is not None:
+            parallel.__exit__(None, None, None)
+    warn_if_unfinished("Pegasos", interrupted, not converged and epochs >= max_iter, max_iter,
+                       f"its stopping rule (tol={tol})")
+    w = solver.weights(bool(average))
+    return FitResult(w=w, primal=primal_curve[-1] if primal_curve else np.nan, dual=np.nan, gap=np.nan,
+                     n_iter=epochs, n_outer=epochs, converged=converged,
+                     n_oracle_calls=int(solver.n_calls_total), objective_curve=np.array(primal_curve),
+                     dual_curve=np.full(len(primal_curve), np.nan), timestamps=np.array(timestamps),
+                     working_set_size=0, train_seconds=train_seconds,
+                     state=w.copy() if keep_state else None)

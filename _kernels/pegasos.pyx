@@ -1,0 +1,217 @@
+# cython: language_level=3
+"""Pegasos SGD (Shalev-Shwartz et al.) for any structure and any bi-criteria surrogate.
+
+Objective (LIBLINEAR's convention): 1/2 |w|^2 + sum_i C_i psi_i(w), psi_i = max_y psi(h(y), g(y)),
+i.e. lambda/2 |w|^2 + (1/n) sum_i (C_i / Cbar) psi_i with lambda = 1/(n Cbar). Step t (one
+mini-batch B): eta = 1/(lambda t); w <- (1 - eta lambda) w - eta/|B| sum_{i in B} (C_i/Cbar) psi_h
+(phi(y) - phi(y_i)), where y is the search's answer (a convex combination of two labels for the
+fractional hull answer: one update per label, weighted). Optional projection onto the ball of
+radius 1/sqrt(lambda), and averaging of the iterates.
+
+w is kept as scale * v so that the shrink step is O(1); updates touch only the nonzeros of x_i.
+The searches of a mini-batch only read v, so they run in parallel (one StructureOracle per
+thread); their updates are then applied in batch order, so results do not depend on n_jobs.
+"""
+import numpy as np
+from libc.math cimport sqrt
+from libc.string cimport memcpy, memcmp
+
+from ssvmlinear._kernels.structure cimport Structure
+from ssvmlinear._kernels.surrogate cimport Surrogate, psi, psi_dh
+from ssvmlinear._kernels.search cimport (StructureOracle, SearchResult, run_search, SEARCH_NONE,
+                                         SEARCH_HULL)
+
+DEF WARM = 4          # labels remembered per example (the label cache / previous hull vertices)
+
+
+cdef class PegasosSolver:
+    cdef readonly Structure st
+    cdef Surrogate sur
+    cdef readonly int method, max_calls
+    cdef readonly double lam, ratio, Cbar
+    cdef readonly double scale, avg_c
+    cdef readonly long long t
+    cdef readonly bint projection, averaging
+    cdef public double[::1] v, A
+    cdef const double[::1] Cw            # C_i / Cbar
+    cdef int[::1] cache                  # n x WARM x Lmax labels
+    cdef int[::1] cache_n
+    cdef Py_ssize_t Lmax
+    cdef list oracles
+    # per mini-batch answers: up to 2 labels per example with their update coefficients
+    cdef int[::1] b_labels
+    cdef double[::1] b_coef
+    cdef double[::1] b_value
+    cdef int[::1] b_calls
+    cdef Py_ssize_t bmax
+    cdef readonly long long n_calls_total
+
+    def __init__(self, Structure st, int kind, double alpha, double beta, int method,
+                 const double[::1] Cs, double ratio=1.0, int max_calls=50, bint projection=False,
+                 bint averaging=True, Py_ssize_t batch_size=1, int n_oracles=1):
+        cdef Py_ssize_t n = st.n_examples
+        self.st = st
+        self.sur.kind, self.sur.alpha, self.sur.beta = kind, alpha, beta
+        self.method, self.ratio, self.max_calls = method, ratio, max_calls
+        Cs_arr = np.asarray(Cs, dtype=np.float64)
+        self.Cbar = float(Cs_arr.mean())
+        self.Cw = Cs_arr / self.Cbar
+        self.lam = 1.0 / (n * self.Cbar)
+        self.projection, self.averaging = projection, averaging
+        self.v = np.zeros(st.n_weights)
+        self.A = np.zeros(st.n_weights)
+        self.scale, self.avg_c, self.t = 1.0, 0.0, 0
+        self.Lmax = max(st.max_label_len, 1)
+        self.cache = np.zeros(n * WARM * self.Lmax, dtype=np.int32)
+        self.cache_n = np.zeros(n, dtype=np.int32)
+        cap = 2 * max_calls + WARM + 8
+        self.oracles = [StructureOracle(st, capacity=cap) for _ in range(max(n_oracles, 1))]
+        self.bmax = max(batch_size, 1)
+        self.b_labels = np.zeros(self.bmax * 2 * self.Lmax, dtype=np.int32)
+        self.b_coef = np.zeros(self.bmax * 2)
+        self.b_value = np.zeros(self.bmax)
+        self.b_calls = np.zeros(self.bmax, dtype=np.int32)
+        self.n_calls_total = 0
+
+    cdef void _search_one(self, StructureOracle o, Py_ssize_t i, Py_ssize_t b) noexcept nogil:
+        """Search example i with oracle o; store its labels/coefficients (psi_h weights) at b."""
+        cdef int n_warm = 0, k, j, slot
+        cdef Py_ssize_t L = self.st.label_len(i), base = i * WARM * self.Lmax
+        cdef SearchResult r
+        cdef double dh
+        o.set_example(&self.v[0], self.scale, i)
+        if self.method != SEARCH_NONE:
+            for k in range(self.cache_n[i]):
+                o.load(n_warm, &self.cache[base + k * self.Lmax])
+                n_warm += 1
+        r = run_search(o, &self.sur, self.method, 1.0, self.ratio, self.max_calls, n_warm)
+        self.b_value[b] = r.value if not r.error else 0.0
+        self.b_calls[b] = r.n_calls
+        self.b_coef[2 * b] = 0.0
+        self.b_coef[2 * b + 1] = 0.0
+        if r.error or r.value <= 0.0:
+            return
+        dh = psi_dh(&self.sur, r.h, r.g) * self.Cw[i]
+        for j in range(2):
+            slot = r.slot1 if j == 0 else r.slot2
+            if slot < 0:                  # y_i (no update) or no second label
+                continue
+            memcpy(&self.b_labels[(2 * b + j) * self.Lmax], o.label(slot), L * sizeof(int))
+            self.b_coef[2 * b + j] = dh * (r.weight1 if j == 0 else 1.0 - r.weight1)
+            if self.method != SEARCH_NONE:
+                self._remember(i, o.label(slot), L)
+
+    cdef void _remember(self, Py_ssize_t i, const int *label, Py_ssize_t L) noexcept nogil:
+        cdef Py_ssize_t base = i * WARM * self.Lmax
+        cdef int k, n = self.cache_n[i]
+        for k in range(n):
+            if memcmp(&self.cache[base + k * self.Lmax], label, L * sizeof(int)) == 0:
+                return
+        if n < WARM:
+            self.cache_n[i] = n + 1
+        else:                             # drop the oldest
+            for k in range(WARM - 1):
+                memcpy(&self.cache[base + k * self.Lmax], &self.cache[base + (k + 1) * self.Lmax],
+                       L * sizeof(int))
+            n = WARM - 1
+        memcpy(&self.cache[base + n * self.Lmax], label, L * sizeof(int))
+
+    cdef void _apply(self, const Py_ssize_t *idx, Py_ssize_t nb) noexcept nogil:
+        """One Pegasos step from the stored answers of the mini-batch idx[0:nb]."""
+        cdef double eta, shrink, coef, nrm2, r
+        cdef Py_ssize_t b, j, d = self.v.shape[0], k
+        self.t += 1
+        eta = 1.0 / (self.lam * self.t)
+        shrink = 1.0 - eta * self.lam
+        if shrink <= 0.0:                 # first step: w <- 0 before the gradient step
+            for k in range(d):
+                self.v[k] = 0.0
+            self.scale = 1.0
+        else:
+            self.scale *= shrink
+        for b in range(nb):
+            for j in range(2):
+                coef = self.b_coef[2 * b + j]
+                if coef == 0.0:
+                    continue
+                coef *= eta / nb
+                self.st.update(&self.v[0], idx[b], coef / self.scale,
+                               &self.b_labels[(2 * b + j) * self.Lmax])
+                if self.averaging and self.avg_c != 0.0:
+                    self.st.update(&self.A[0], idx[b], -self.avg_c * coef / self.scale,
+                                   &self.b_labels[(2 * b + j) * self.Lmax])
+        if self.projection:
+            nrm2 = 0.0
+            for k in range(d):
+                nrm2 += self.v[k] * self.v[k]
+            nrm2 *= self.scale * self.scale
+            r = 1.0 / sqrt(self.lam)
+            if nrm2 > r * r:
+                self.scale *= r / sqrt(nrm2)
+        if self.scale < 1e-100 or self.scale > 1e100:
+            self._renormalize()
+        self.avg_c += self.scale
+
+    cdef void _renormalize(self) noexcept nogil:
+        cdef Py_ssize_t k
+        for k in range(self.v.shape[0]):
+            self.v[k] *= self.scale
+        self.avg_c /= self.scale
+        self.scale = 1.0
+
+    def epoch_serial(self, const Py_ssize_t[::1] order, Py_ssize_t batch_size):
+        """One pass over `order` in mini-batches, searches and updates in this thread (nogil)."""
+        cdef Py_ssize_t s, b, nb, n = order.shape[0]
+        cdef StructureOracle o = self.oracles[0]
+        cdef long long calls = 0
+        with nogil:
+            s = 0
+            while s < n:
+                nb = min(batch_size, n - s)
+                for b in range(nb):
+                    self._search_one(o, order[s + b], b)
+                    calls += self.b_calls[b]
+                self._apply(&order[s], nb)
+                s += nb
+        self.n_calls_total += calls
+
+    def search_range(self, const Py_ssize_t[::1] idx, Py_ssize_t lo, Py_ssize_t hi, int oracle_id):
+        """Searches of idx[lo:hi] (positions lo..hi-1 of the current batch), nogil."""
+        cdef StructureOracle o = self.oracles[oracle_id]
+        cdef Py_ssize_t b
+        with nogil:
+            for b in range(lo, hi):
+                self._search_one(o, idx[b], b)
+
+    def apply_batch(self, const Py_ssize_t[::1] idx):
+        cdef Py_ssize_t nb = idx.shape[0], b
+        with nogil:
+            for b in range(nb):
+                self.n_calls_total += self.b_calls[b]
+            self._apply(&idx[0], nb)
+
+    def losses_range(self, const double[::1] w, Py_ssize_t lo, Py_ssize_t hi, int oracle_id,
+                     double[::1] out):
+        """psi_i of examples lo..hi-1 at the weights w, by the search (nogil)."""
+        cdef StructureOracle o = self.oracles[oracle_id]
+        cdef Py_ssize_t i
+        cdef SearchResult r
+        with nogil:
+            for i in range(lo, hi):
+                o.set_example(&w[0], 1.0, i)
+                r = run_search(o, &self.sur, self.method, 1.0, self.ratio, self.max_calls, 0)
+                out[i] = r.value if not r.error else 0.0
+
+    def weights(self, bint averaged):
+        """The current iterate (scale * v) or the average of all iterates so far."""
+        v = np.asarray(self.v) * self.scale
+        if averaged and self.averaging and self.t > 0:
+            return (np.asarray(self.A) + self.avg_c * np.asarray(self.v)) / self.t
+        return v
+
+    def set_weights(self, const double[::1] w):
+        """Warm start: v = w (scale 1); the average restarts."""
+        self.v[:] = w
+        self.scale = 1.0
+        self.A[:] = 0.0
+        self.avg_c = 0.0
