@@ -177,6 +177,7 @@ class StructuredSSVM(BaseSSVM):
             res = fit_cutting_plane(*args, lse=self.loss == "lse", n_jobs=self.n_jobs, exact_violators=exact, **kw)
         self.n_oracle_passes_ = getattr(res, "n_oracle_passes", None)
         self.oracle_seconds_ = getattr(res, "oracle_seconds", None)
+        self.train_seconds_ = getattr(res, "train_seconds", None)
         self.n_constraints_ = getattr(res, "n_constraints", None)
         self._dual_state = res.state
         self._warm_key = warm_key
