@@ -11,7 +11,7 @@ from .model_io import save_model, load_model, format_label
 from .utils import write_atomic
 
 STRUCTURES = ("auto", "multiclass", "chain", "multilabel", "hierarchy")
-AVAILABLE_STRUCTURES = ("multiclass", "chain")
+AVAILABLE_STRUCTURES = ("multiclass", "chain", "multilabel")
 
 TRAIN_USAGE = """\
 Usage: ssvm-train [options] training_set_file [model_file]
@@ -21,12 +21,19 @@ options:
 	 1 -- sequential dual coordinate descent, linear summed error (LSE-SDCD)
 	 2 -- one-slack cutting plane, margin rescaling
 	 3 -- one-slack cutting plane, linear summed error
-	 4 -- Pegasos SGD   (not yet available)
+	 4 -- Pegasos SGD, any surrogate (-l) and search (-S)
 	 5 -- GDMM   (not yet available)
 	 6 -- NHSVM / Shared SVM   (not yet available)
 -t structure : auto, multiclass, chain, multilabel or hierarchy (default auto: a file with qid:
 	is a chain, one with label lists l1,l2 is multilabel, otherwise multiclass; -t multiclass
-	reads a qid file as independent examples). Available now: multiclass, chain
+	reads a qid file as independent examples; -t multilabel reads a file whose lines all hold one
+	label as multi-label). Available now: multiclass, chain, multilabel
+	(multilabel: independent labels, Hamming loss; use -B 1 for per-label bias terms)
+-l loss : surrogate for -s 4 (default margin): margin, slack, beta:B, generalized:A,B,
+	probloss, probloss-convex, logloss (see ssvmlinear.surrogates)
+-S search : loss-augmented inference for -s 4 (default hull): hull, hull-integral, angular,
+	exact, binary, bisecting, none
+-b size : Pegasos mini-batch size (default 1); -n threads run a batch's searches
 -c cost : set the parameter C (default 1); objective 1/2||w||^2 + C sum_i loss_i
 -e epsilon : set tolerance of termination criterion
 	-s 0: stop after a pass over all examples in which every example's KKT violation
@@ -36,11 +43,13 @@ options:
 	      divided by C, exceeds eps (Balamurugan et al.'s rule; default 1e-4)
 	-s 2, 3: stop when the most violated one-slack constraint (found by the oracles) is
 	      violated by at most eps * sum_i C_i, i.e. eps per example (svm_struct's -e; default 0.1)
+	-s 4: stop after an epoch whose primal objective changed by at most eps relative
+	      (default 1e-3); -m counts epochs
 -B bias : if bias > 0, instance x becomes [x; bias] (a regularised bias); if <= 0, no bias term
 	(default -1)
 -m max_iter : maximal number of passes over the data (default 1000)
 -v n : n-fold cross validation mode (prints the accuracy; writes no model; chains are split
-	by sequence)
+	by sequence; multilabel prints the measures ssvm-predict prints)
 -n jobs : threads for the cutting plane's oracle phase and for cross-validation folds (default 1)
 -r seed : random seed (default 1)
 -q : quiet mode (no outputs)
@@ -52,8 +61,10 @@ Usage: ssvm-predict [options] test_file model_file output_file
 options:
 -n jobs : threads for decoding (default 1)
 -q : quiet mode (no outputs)
-Writes one predicted label per line (per token for a chain model) to output_file and prints the
-accuracy (chain models: token accuracy and sequence accuracy).
+Writes one predicted label per line (per token for a chain model; for a multilabel model the
+label set, comma-separated as in the input, an empty line for the empty set) to output_file and
+prints the accuracy (chain models: token accuracy and sequence accuracy; multilabel models: subset
+accuracy, Hamming loss, micro- and macro-F1, and Acc = mean over examples of |y & y'| / |y | y'|).
 """
 
 
@@ -89,7 +100,7 @@ def train_main(argv=None):
         sys.stdout.write(TRAIN_USAGE)
         return 1
     spec = {"s": int, "t": str, "c": float, "e": float, "B": float, "m": int, "v": int, "n": int,
-            "r": int, "q": None}
+            "r": int, "q": None, "l": str, "S": str, "b": int}
     try:
         opts, rest = _parse_options(argv, spec)
         if len(rest) not in (1, 2):
@@ -100,7 +111,21 @@ def train_main(argv=None):
         if stype not in SOLVER_TYPES:
             raise UsageError(f"unknown solver type -s {stype}")
         solver, loss = SOLVER_TYPES[stype]
-        if (solver, loss) not in AVAILABLE:
+        if solver == "pegasos":
+            from .search import METHODS
+            from .surrogates import parse_surrogate
+            loss = opts.get("l", "margin")
+            try:
+                parse_surrogate(loss)
+            except ValueError as e:
+                raise UsageError(f"-l: {e}") from None
+            if opts.get("S", "hull") not in METHODS:
+                raise UsageError(f"-S: unknown search {opts['S']!r}; expected one of {', '.join(METHODS)}")
+            if opts.get("b", 1) < 1:
+                raise UsageError("-b: batch size must be >= 1")
+        elif "l" in opts or "S" in opts or "b" in opts:
+            raise UsageError("-l, -S and -b apply to -s 4 (Pegasos)")
+        elif (solver, loss) not in AVAILABLE:
             raise UsageError(f"-s {stype} ({solver}, {loss}) is not available in this version; use -s 0")
         structure = opts.get("t", "auto")
         if structure not in STRUCTURES:
@@ -138,9 +163,14 @@ def train_main(argv=None):
                       max_iter=opts.get("m", 1000), fit_intercept=bias > 0,
                       intercept_scaling=bias if bias > 0 else 1.0, n_jobs=opts.get("n", 1),
                       random_state=opts.get("r", 1), verbose=0 if quiet else 1)
+        if solver == "pegasos":
+            common.update(search=opts.get("S", "hull"), batch_size=opts.get("b", 1))
         if detected == "chain":
             from .chain import ChainSSVM
             est = ChainSSVM(**common)
+        elif detected == "multilabel":
+            from .multilabel import MultiLabelSSVM
+            est = MultiLabelSSVM(**common)
         else:
             from .multiclass import MulticlassSSVM
             est = MulticlassSSVM(**common)
@@ -152,6 +182,10 @@ def train_main(argv=None):
                 est.set_params(verbose=0)
                 pred = cross_val_predict(est, X, y, opts["v"], seed=opts.get("r", 1), n_jobs=opts.get("n", 1),
                                          lengths=lengths)
+                if detected == "multilabel":
+                    for line in multilabel_report(y, pred):
+                        print(f"Cross Validation {line}")
+                    return 0
                 acc = float(np.mean(pred == y))
                 print(f"Cross Validation Accuracy = {100 * acc:g}%")
                 return 0
@@ -193,6 +227,9 @@ def predict_main(argv=None):
         model = load_model(model_file)
         model.n_jobs = opts.get("n", 1)
         from .chain import ChainSSVM
+        from .multilabel import MultiLabelSSVM
+        if isinstance(model, MultiLabelSSVM):
+            return _predict_multilabel(model, test_file, output_file, opts.get("q", False))
         if isinstance(model, ChainSSVM):
             data = load_svmlight_file(test_file, zero_based=False, kind="sequence")
             X, y, lengths = data
@@ -214,6 +251,42 @@ def predict_main(argv=None):
     except (ValueError, OSError) as e:
         sys.stderr.write(f"ssvm-predict: error: {e}\n")
         return 1
+    return 0
+
+
+def multilabel_report(Y, P):
+    """The lines ssvm-predict prints for a multi-label model (Y, P: indicator matrices of one shape)."""
+    from .metrics import subset_accuracy, hamming_loss, micro_f1, macro_f1, example_accuracy
+    n = Y.shape[0]
+    exact = int(round(subset_accuracy(Y, P) * n))
+    return [f"Subset accuracy = {100.0 * exact / max(n, 1):g}% ({exact}/{n})",
+            f"Hamming loss = {hamming_loss(Y, P):g}",
+            f"Micro-F1 = {micro_f1(Y, P):g}",
+            f"Macro-F1 = {macro_f1(Y, P):g}",
+            f"Acc = {100.0 * example_accuracy(Y, P):g}% (example-based accuracy)"]
+
+
+def _predict_multilabel(model, test_file, output_file, quiet):
+    """Label sets of a multi-label test file; measures over the model's labels plus any label of
+    the file the model does not know (always missed)."""
+    import scipy.sparse as sp
+    X, Y = load_svmlight_file(test_file, zero_based=False, kind="multilabel")
+    P = sp.csr_matrix(model.predict(X))
+    names = [format_label(c) for c in model.classes_]
+    write_atomic(output_file, "".join(",".join(names[j] for j in P.indices[P.indptr[r]:P.indptr[r + 1]]) + "\n"
+                                      for r in range(P.shape[0])))
+    if not quiet:
+        # column j of Y is the label value j: map it to the model's column of that label
+        index = {c: k for k, c in enumerate(names)}
+        cols = []
+        for j in range(Y.shape[1]):
+            cols.append(index.setdefault(format_label(j), len(index)))
+        cols = np.asarray(cols, dtype=np.int64)
+        K = len(index)
+        Yt = sp.csr_matrix((np.ones(Y.nnz, dtype=np.int32), cols[Y.indices], Y.indptr), shape=(Y.shape[0], K))
+        Pt = sp.csr_matrix((P.data, P.indices, P.indptr), shape=(P.shape[0], K))
+        for line in multilabel_report(Yt, Pt):
+            print(line)
     return 0
 
 

@@ -1,7 +1,9 @@
 """Plain-text model files in LIBLINEAR's spirit: a readable header, a line `w`, then one line of
-weights per feature (one column per class or tag, plus a line for the bias); a chain model adds a
-block `transition` (K lines, rows = previous tag) and, when enabled, `start` and `end` (one line
-each). Written atomically (temporary file + rename); %.17g round-trips exactly."""
+weights per feature (one column per class, tag or label, plus a line for the bias); a chain model
+adds a block `transition` (K lines, rows = previous tag) and, when enabled, `start` and `end` (one
+line each). A multilabel model has the multiclass layout (its `label` line lists the K labels and
+the header adds `normalize_loss`). Written atomically (temporary file + rename); %.17g
+round-trips exactly."""
 import numpy as np
 
 from .utils import write_atomic
@@ -25,7 +27,8 @@ def _label_type(classes):
 def _estimator_classes():
     from .multiclass import MulticlassSSVM
     from .chain import ChainSSVM
-    return {"multiclass": MulticlassSSVM, "chain": ChainSSVM}
+    from .multilabel import MultiLabelSSVM
+    return {"multiclass": MulticlassSSVM, "chain": ChainSSVM, "multilabel": MultiLabelSSVM}
 
 
 def _blocks(est):
@@ -66,6 +69,8 @@ def save_model(estimator, path):
     if structure == "chain":
         lines += [f"start_end {int(bool(estimator.start_end))}",
                   f"normalize_loss {int(bool(estimator.normalize_loss))}"]
+    elif structure == "multilabel":
+        lines.append(f"normalize_loss {int(bool(estimator.normalize_loss))}")
     for name, block in _blocks(estimator):
         lines.append(name)
         lines += [" ".join("%.17g" % v for v in row) for row in block]
@@ -177,6 +182,8 @@ def load_model(path):
             S, lineno = read_block(expect("start", lineno), 1, K, "start")
             E, lineno = read_block(expect("end", lineno), 1, K, "end")
             parts += [S.ravel(), E.ravel()]
+    elif structure == "multilabel":
+        kwargs.update(solver=header["solver"][1], normalize_loss=bool(number("normalize_loss", int, 0)))
     else:
         kwargs.update(solver=header["solver"][1])
     rest = [ln for ln in lines[lineno:] if ln.strip()]

@@ -22,8 +22,14 @@ def kfold_indices(n, n_folds, seed=0):
 def cross_val_predict(estimator, X, y, n_folds=5, seed=0, n_jobs=None, lengths=None):
     """Out-of-fold predictions of a clone of `estimator` trained on the other folds.
 
-    With `lengths` (sequences), whole sequences are assigned to folds."""
-    y = np.asarray(y)
+    With `lengths` (sequences), whole sequences are assigned to folds. A 2-D (dense or sparse)
+    multi-label indicator y gives predictions in the same format."""
+    import scipy.sparse as sp
+    multilabel = sp.issparse(y) or np.ndim(y) == 2
+    if sp.issparse(y):
+        y = sp.csr_matrix(y)
+    else:
+        y = np.asarray(y)
     if lengths is None:
         fold = kfold_indices(X.shape[0], n_folds, seed)
     else:
@@ -43,6 +49,14 @@ def cross_val_predict(estimator, X, y, n_folds=5, seed=0, n_jobs=None, lengths=N
 
     # Threads: the solver kernels release the GIL, and nothing is pickled.
     results = Parallel(n_jobs=n_jobs, prefer="threads")(delayed(run)(k) for k in range(n_folds))
+    if multilabel:
+        order = np.concatenate([test for test, _ in results])
+        parts = [p for _, p in results]
+        stacked = sp.vstack([sp.csr_matrix(p) for p in parts]).tocsr() if sp.issparse(parts[0]) \
+            else np.vstack(parts)
+        inverse = np.empty_like(order)
+        inverse[order] = np.arange(order.shape[0])
+        return stacked[inverse]
     pred = np.empty(X.shape[0], dtype=np.asarray(y).dtype)
     for test, p in results:
         pred[test] = p

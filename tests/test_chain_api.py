@@ -59,8 +59,8 @@ def test_clone_pickle_repr_and_validation(words):
     assert est.start_.shape == est.end_.shape == (len(est.classes_),)
     with pytest.raises(ValueError, match="lengths sum to"):
         ChainSSVM().fit(X, y, L[:-1])
-    with pytest.raises(ValueError, match="solver='pegasos' with loss='margin' is not available"):
-        ChainSSVM(solver="pegasos").fit(X, y, L)
+    with pytest.raises(ValueError, match="solver='gdmm' with loss='margin' is not available"):
+        ChainSSVM(solver="gdmm").fit(X, y, L)
     with pytest.raises(ValueError, match="not fitted"):
         ChainSSVM().predict(Xt, Lt)
 

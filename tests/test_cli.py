@@ -84,7 +84,10 @@ def test_cross_validation_matches_manual_folds(train_test_files):
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["-s", "4"], "-s 4 (pegasos, margin) is not available"),
+    (["-s", "5"], "-s 5 (gdmm, margin) is not available"),
+    (["-s", "4", "-l", "hinge"], "-l: unknown loss"),
+    (["-s", "4", "-S", "golden"], "-S: unknown search"),
+    (["-l", "slack"], "-l, -S and -b apply to -s 4"),
     (["-s", "9"], "unknown solver type"),
     (["-c", "-1"], "C must be > 0"),
     (["-x", "1"], "unknown option: -x"),
@@ -109,11 +112,6 @@ def test_bad_training_file_names_file_and_line(tmp_path, capsys):
     err = capsys.readouterr().err
     assert f"{bad}:2:" in err
     assert not (tmp_path / "m").exists()
-
-
-def test_multilabel_files_are_not_available_yet(capsys, tmp_path):
-    assert train_main(["-q", str(DATA / "scene_test.svm.gz"), str(tmp_path / "m")]) == 1
-    assert "structure 'multilabel' is not available" in capsys.readouterr().err
 
 
 @pytest.fixture
