@@ -17,7 +17,7 @@ from libc.math cimport sqrt
 from libc.string cimport memcpy, memcmp
 
 from ssvmlinear._kernels.structure cimport Structure
-from ssvmlinear._kernels.surrogate cimport Surrogate, psi, psi_dh
+from ssvmlinear._kernels.surrogate cimport Surrogate, psi, psi_dh, SURR_MICROF1
 from ssvmlinear._kernels.search cimport (StructureOracle, SearchResult, run_search, SEARCH_NONE,
                                          SEARCH_HULL)
 
@@ -65,7 +65,9 @@ cdef class PegasosSolver:
         self.cache = np.zeros(n * WARM * self.Lmax, dtype=np.int32)
         self.cache_n = np.zeros(n, dtype=np.int32)
         cap = 2 * max_calls + WARM + 8
-        self.oracles = [StructureOracle(st, capacity=cap) for _ in range(max(n_oracles, 1))]
+        # Micro-F1's oracles add the unscaled Hamming count to the margin: keep scale = 1 for it
+        self.oracles = [StructureOracle(st, capacity=cap, microf1=kind == SURR_MICROF1)
+                        for _ in range(max(n_oracles, 1))]
         self.bmax = max(batch_size, 1)
         self.b_labels = np.zeros(self.bmax * 2 * self.Lmax, dtype=np.int32)
         self.b_coef = np.zeros(self.bmax * 2)
@@ -148,7 +150,7 @@ cdef class PegasosSolver:
             r = 1.0 / sqrt(self.lam)
             if nrm2 > r * r:
                 self.scale *= r / sqrt(nrm2)
-        if self.scale < 1e-100 or self.scale > 1e100:
+        if self.scale < 1e-100 or self.scale > 1e100 or self.sur.kind == SURR_MICROF1:
             self._renormalize()
         self.avg_c += self.scale
 

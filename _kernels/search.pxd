@@ -4,6 +4,7 @@
 # Slot -1 stands for the true label y_i (the point true_h, true_g, psi = 0).
 from ssvmlinear._kernels.surrogate cimport Surrogate
 from ssvmlinear._kernels.structure cimport Structure
+from ssvmlinear._kernels.multilabel cimport MultiLabelStructure
 
 cdef enum:
     SEARCH_NONE = 0          # the lambda = 1 oracle only (margin-rescaling inference)
@@ -48,7 +49,8 @@ cdef class StructureOracle(LabelOracle):
     cdef double scale                # the weights are scale * w (Pegasos keeps w scaled)
     cdef Py_ssize_t i
     cdef Py_ssize_t L, Lmax
-    cdef int microf1                 # Micro-F1 coordinates (multi-label structures)
+    cdef int microf1                 # Micro-F1 coordinates (multi-label structures; scale must be 1)
+    cdef MultiLabelStructure ml
     cdef object _keep                # numpy buffers
     cdef int *labels                 # capacity x Lmax
     cdef double *work
@@ -61,6 +63,7 @@ cdef class StructureOracle(LabelOracle):
     cdef void load(self, int slot, const int *label) noexcept nogil
     cdef const int* label(self, int slot) noexcept nogil
     cdef int _table(self) noexcept nogil
+    cdef double _size(self, const int *y) noexcept nogil
 
 
 cdef SearchResult run_search(LabelOracle o, const Surrogate *s, int method, double lam0,

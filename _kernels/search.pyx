@@ -20,6 +20,7 @@ from ssvmlinear._kernels.surrogate cimport (Surrogate, psi, psi_dh, psi_dg, SURR
                                             SURR_SLACK, SURR_BETA, SURR_GENERALIZED, SURR_MICROF1,
                                             SURR_PROBLOSS, SURR_PROBLOSS_CONVEX, SURR_LOGLOSS)
 from ssvmlinear._kernels.structure cimport Structure
+from ssvmlinear._kernels.multilabel cimport MultiLabelStructure
 
 cdef double NEG_INF_M = -1e299      # structures mark unattainable loss levels with -1e300
 cdef double LAM_MAX = 1e12
@@ -176,7 +177,9 @@ cdef class StructureOracle(LabelOracle):
 
     def __init__(self, Structure st, int capacity=64, int kmax=32, bint microf1=False):
         if microf1:
-            raise ValueError("the Micro-F1 surrogate needs a multi-label structure")
+            if not isinstance(st, MultiLabelStructure):
+                raise ValueError("the Micro-F1 surrogate needs a multi-label structure")
+            self.ml = st
         self.st = st
         self.capacity = capacity
         self.kmax = kmax
@@ -220,6 +223,20 @@ cdef class StructureOracle(LabelOracle):
         self.n_levels = self.st.n_loss_levels(i)
         self.g_hi = self.st.level_loss(i, self.n_levels - 1) if self.n_levels > 0 else INFINITY
         self.g_min_pos = self.st.level_loss(i, 1) if self.n_levels > 1 else 0.0
+        if self.microf1:
+            # coordinates h = Hamming + m, g = -(|y| + |y_i|); no loss-indexed table applies
+            self.n_levels = 0
+            self.true_g = -2.0 * self._size(self.st.true_label(i))
+            self.g_hi = self.true_g / 2.0
+            self.g_lo = self.g_hi - self.L
+            self.g_min_pos = 0.0
+
+    cdef double _size(self, const int *y) noexcept nogil:
+        cdef Py_ssize_t k
+        cdef double c = 0.0
+        for k in range(self.L):
+            c += y[k]
+        return c
 
     cdef const int* label(self, int slot) noexcept nogil:
         return self.st.true_label(self.i) if slot < 0 else self.labels + slot * self.Lmax
@@ -227,13 +244,25 @@ cdef class StructureOracle(LabelOracle):
     cdef void load(self, int slot, const int *label) noexcept nogil:
         cdef int *dst = self.labels + slot * self.Lmax
         cdef double m
+        cdef const int *yi
+        cdef Py_ssize_t k
         memcpy(dst, label, self.L * sizeof(int))
         self.st.margins(self.w, self.i, dst, 1, &m, self.work, False)
         self.slot_h[slot] = self.scale * m
         self.slot_g[slot] = self.st.loss(self.i, dst)
+        if self.microf1:
+            yi = self.st.true_label(self.i)
+            for k in range(self.L):
+                self.slot_h[slot] += dst[k] != yi[k]
+            self.slot_g[slot] = -(self._size(dst) + self._size(yi))
 
     cdef int query(self, int slot, double lam) noexcept nogil:
         cdef double m, d
+        if self.microf1:
+            self.ml.oracle_f1(self.w, self.i, lam, self.labels + slot * self.Lmax, &self.slot_h[slot],
+                              &self.slot_g[slot], self.work)
+            self.n_calls += 1
+            return 0
         self.st.oracle(self.w, self.i, lam / self.scale, self.labels + slot * self.Lmax, &m, &d,
                        self.work)
         self.slot_h[slot] = self.scale * m
@@ -277,6 +306,13 @@ cdef class StructureOracle(LabelOracle):
     cdef int query_exact(self, int slot, const Surrogate *s) noexcept nogil:
         cdef int l, best = 0
         cdef double v, best_v = 0.0
+        if self.microf1:
+            if s.kind != SURR_MICROF1:
+                return -2
+            self.ml.exact_f1(self.w, self.i, self.labels + slot * self.Lmax, &self.slot_h[slot],
+                             &self.slot_g[slot], self.work)
+            self.n_calls += 1
+            return 1
         if self._table() < 0:
             return -2
         self.n_calls += 1
@@ -294,7 +330,7 @@ cdef class StructureOracle(LabelOracle):
     cdef int query_excluding(self, int slot, double lam, const int *banned, int n_banned) noexcept nogil:
         cdef int k = n_banned + 1, got, r, b, hit
         cdef const int *cand
-        if k > self.kmax:
+        if k > self.kmax or self.microf1:
             return -2
         got = self.st.kbest(self.w, self.i, lam / self.scale, k, self.kb_labels, self.kb_values,
                             self.work)
@@ -346,6 +382,9 @@ cdef class StructureOracle(LabelOracle):
         cdef Surrogate s
         s.kind, s.alpha, s.beta = sur.kind, sur.alpha, sur.beta
         cdef int meth = _parse_method(method)
+        if (sur.kind == SURR_MICROF1) != bool(self.microf1):
+            raise ValueError("construct the StructureOracle with microf1=True for loss='microf1' "
+                             "(and only then)")
         self.set_example(&w[0], scale, i)
         cdef SearchResult r = run_search(self, &s, meth, lam0, ratio, max_calls, 0)
         if r.error:
@@ -684,7 +723,7 @@ cdef inline double _pg(LabelOracle o, int slot) noexcept nogil:
 
 
 cdef SearchResult _search_hull(LabelOracle o, const Surrogate *s, int *pts, int n, int *next_slot,
-                               int max_calls, const int *banned, int n_banned) noexcept nogil:
+                               int max_calls, const int *banned, int n_banned, double lam0) noexcept nogil:
     # Alg. 4: the best point p* of psi on the chain of the labels found so far (a vertex or a
     # point of an edge next to the best vertex, GetMaxFract); query the lambda of the line that
     # touches psi's level curve at p* (the edge's own line when p* is inside an edge). No label
@@ -693,7 +732,7 @@ cdef SearchResult _search_hull(LabelOracle o, const Surrogate *s, int *pts, int 
     # slots next_slot, next_slot + 1, ... (advanced on return).
     cdef SearchResult r
     cdef int chain[256]
-    cdef int m, j, t, slot = next_slot[0], got, e1, e2
+    cdef int m, j, t, slot = next_slot[0], got, e1, e2, certify, tried_lam0 = 0
     cdef double v, bv, tt, lam, ha, ga, hb, gb, hp, gp, dh, dg, Lp
     r.error = 0
     r.weight1 = 1.0
@@ -729,6 +768,13 @@ cdef SearchResult _search_hull(LabelOracle o, const Surrogate *s, int *pts, int 
             lam = 0.0
         if lam > LAM_MAX:
             lam = LAM_MAX
+        certify = 1
+        if n == 1 and not tried_lam0:
+            # only y_i is known (no warm start): first ask the lam0 oracle (its answer is a vertex
+            # but certifies nothing), then follow Alg. 4 from there
+            lam = lam0
+            tried_lam0 = 1
+            certify = 0
         if o.n_calls >= max_calls or slot >= o.capacity or n >= 255:
             break
         if n_banned > 0:
@@ -743,7 +789,9 @@ cdef SearchResult _search_hull(LabelOracle o, const Surrogate *s, int *pts, int 
             break
         Lp = hp + lam * gp
         if o.slot_h[slot] + lam * o.slot_g[slot] <= Lp + 1e-12 * (1.0 + fabs(Lp)):
-            break                      # nothing above the line: p* is optimal
+            if certify:
+                break                  # nothing above the line: p* is optimal
+            continue                   # y_i answered the lam0 query
         got = 0
         for j in range(n):
             if o.same(pts[j], slot):
@@ -764,7 +812,7 @@ cdef SearchResult _search_hull(LabelOracle o, const Surrogate *s, int *pts, int 
 
 
 cdef SearchResult _search_hull_integral(LabelOracle o, const Surrogate *s, int *pts, int n,
-                                        int max_calls) noexcept nogil:
+                                        int max_calls, double lam0) noexcept nogil:
     # thesis 5.3.3: while the hull optimum is fractional and beats every integral label found,
     # ban the two labels of its edge and search again over the remaining labels (k-best oracle).
     cdef SearchResult r, best
@@ -777,7 +825,7 @@ cdef SearchResult _search_hull_integral(LabelOracle o, const Surrogate *s, int *
     _result_point(&best, o, s, -1)
     best.error = 0
     for rounds in range(16):
-        r = _search_hull(o, s, pts, n, &next_slot, max_calls, banned, n_banned)
+        r = _search_hull(o, s, pts, n, &next_slot, max_calls, banned, n_banned, lam0)
         if r.error:
             return r
         for j in range(min_i(next_slot, o.capacity)):   # every label seen is a candidate
@@ -836,9 +884,9 @@ cdef SearchResult run_search(LabelOracle o, const Surrogate *s, int method, doub
             pts[j + 1] = j
         next_slot = n_warm
         if method == SEARCH_HULL:
-            r = _search_hull(o, s, pts, min_i(n_warm, 255) + 1, &next_slot, max_calls, NULL, 0)
+            r = _search_hull(o, s, pts, min_i(n_warm, 255) + 1, &next_slot, max_calls, NULL, 0, lam0)
         else:
-            r = _search_hull_integral(o, s, pts, min_i(n_warm, 255) + 1, max_calls)
+            r = _search_hull_integral(o, s, pts, min_i(n_warm, 255) + 1, max_calls, lam0)
     if o.failed:
         r.error = 1
     r.n_calls = o.n_calls

@@ -48,7 +48,9 @@ cdef double psi_dh(const Surrogate *s, double h, double g) noexcept nogil:
     if k == SURR_MARGIN:
         return 1.0
     if k == SURR_MICROF1:
-        return 1.0 / (-g) if g < 0 else 0.0
+        # at g = 0 (y = y_i = empty) psi is singular; the direction of increasing h is what a
+        # search needs there
+        return 1.0 / (-g) if g < 0 else 1.0
     if g <= 0.0:
         return 0.0
     if k == SURR_SLACK:

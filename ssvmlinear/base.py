@@ -103,9 +103,12 @@ class BaseSSVM:
             if self.loss == "lse":
                 raise ValueError(f"{name}: loss='lse' is trained by solver='sdcd' or 'cutting-plane', not pegasos.")
             try:
-                parse_surrogate(self.loss)
+                sur = parse_surrogate(self.loss)
             except ValueError as e:
                 raise ValueError(f"{name}: {e}") from None
+            if sur.name == "microf1" and self.search not in ("exact", "hull"):
+                raise ValueError(f"{name}: loss='microf1' is searched with search='hull' or 'exact' "
+                                 f"(its g = -(|y| + |y_i|) is negative); got search={self.search!r}")
         elif pair not in AVAILABLE:
             avail = ", ".join(f"solver={s!r} with loss={lo!r}" for s, lo in sorted(AVAILABLE))
             avail += ", solver='pegasos' with any surrogate (ssvmlinear.surrogates)"

@@ -7,7 +7,6 @@ import scipy.sparse as sp
 from .base import StructuredSSVM, Interval, SOLVERS, PEGASOS_CONSTRAINTS
 from .multiclass import MulticlassSSVM
 from .metrics import example_accuracy
-from .surrogates import KINDS, parse_surrogate
 from .utils import check_csr, check_sample_weight
 from ._kernels.dataset import CSRDataset
 from ._kernels.multilabel import MultiLabelStructure
@@ -98,11 +97,6 @@ class MultiLabelSSVM(StructuredSSVM):
         """Y: indicator matrix (n_samples, K) or a list of label collections; sample_weight: one
         weight per example (multiplies C)."""
         self._validate_params()
-        if self.loss not in ("margin", "lse") and parse_surrogate(self.loss).kind == KINDS["microf1"]:
-            # The Pegasos searches do not yet call MultiLabelStructure.oracle_f1 / exact_f1; with the
-            # generic oracle they would train on the wrong (h, g) coordinates. Remove this guard
-            # when the search kernels route the Micro-F1 surrogate through those two methods.
-            raise ValueError("MultiLabelSSVM: loss='microf1' is not trainable yet in this version of ssvmlinear")
         X = check_csr(X)
         Yind, classes, sparse_output = _encode_fit(Y, X.shape[0])
         Cs = self.C * check_sample_weight(sample_weight, X.shape[0])

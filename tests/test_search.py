@@ -220,3 +220,47 @@ def test_python_search_errors():
         raise RuntimeError("oracle failed")
     with pytest.raises(RuntimeError, match="oracle failed"):
         search.maximize("slack", broken, "hull")
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_microf1_searches_on_multilabel(seed):
+    """Micro-F1 surrogate through the multi-label oracles: exact = brute force over all 2^K
+    labels; hull = the brute-force optimum over the convex hull of the (h, g) points."""
+    from ssvmlinear._kernels.multilabel import MultiLabelStructure
+    rng = np.random.default_rng(seed)
+    K, n = int(rng.integers(2, 6)), 4
+    X = sp.random(n, 5, density=0.7, random_state=seed, format="csr", data_rvs=rng.standard_normal)
+    Y = (rng.random((n, K)) < 0.4).astype(np.int32)
+    Y[0] = 0                                           # an empty true label set
+    st = MultiLabelStructure(CSRDataset(X, 1.0), Y)
+    w = rng.standard_normal(st.n_weights) * 2
+    orc = StructureOracle(st, microf1=True)
+    sur = parse_surrogate("microf1")
+    labels = [np.array(c, dtype=np.int32) for c in itertools.product((0, 1), repeat=K)]
+    for i in range(n):
+        yi = Y[i]
+        f_true = st.py_score(w, i, yi)
+        H = np.array([st.py_score(w, i, l) - f_true + np.sum(l != yi) for l in labels])
+        G = np.array([-(l.sum() + yi.sum()) for l in labels], dtype=float)
+        vals = np.array([psi(sur, h, g) for h, g in zip(H, G)])
+        best = max(vals.max(), 0.0)
+        r = orc.run(w, i, "microf1", "exact")
+        assert r["value"] == pytest.approx(best, rel=1e-9, abs=1e-12)
+        r = orc.run(w, i, "microf1", "hull")
+        pts = np.c_[H, G]
+        ref = max(best, max((seg_best(sur, pts[a], pts[b]) for a, b in
+                             itertools.combinations(range(len(pts)), 2)), default=best))
+        assert r["value"] == pytest.approx(ref, rel=1e-7, abs=1e-9)
+        assert r["value"] >= best - 1e-12
+
+
+def seg_best(sur, p, q):
+    """max psi on the segment pq (grid + bounded refinement), for surrogates with their own
+    coordinates (psi_np covers the g >= 0 family only)."""
+    t = np.linspace(0, 1, 401)
+    v = [psi(sur, *(p + x * (q - p))) for x in t]
+    k = int(np.argmax(v))
+    f = lambda x: -psi(sur, *(p + x * (q - p)))
+    r = minimize_scalar(f, bounds=(t[max(k - 1, 0)], t[min(k + 1, 400)]), method="bounded",
+                        options=dict(xatol=1e-14))
+    return max(v[k], -r.fun)
