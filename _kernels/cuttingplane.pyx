@@ -217,3 +217,49 @@ cdef class OneSlackOracle:
         if oom:
             raise MemoryError("cutting-plane label caches")
         return bsum, hsum, calls
+
+
+from ssvmlinear._kernels.search cimport StructureOracle, SearchResult, run_search
+from ssvmlinear._kernels.surrogate cimport Surrogate, psi, psi_dh
+
+
+def surrogate_pass_chunk(StructureOracle o, const double[::1] w, double[::1] Cs, Py_ssize_t start,
+                         Py_ssize_t stop, double[::1] a, int kind, double alpha, double beta,
+                         int method, double ratio, int max_calls):
+    """Part of the most violated one-slack constraint of a bi-criteria surrogate from examples
+    [start, stop) (nogil). For each example the search returns ybar (or a convex combination) at
+    the point (h, g); since psi is convex in h, psi(h(w'), g) >= psi(h, g) + psi_h (h(w') - h), so
+    a += C_i psi_h dphi_i(ybar), b += C_i (psi(h, g) - psi_h m) with m the margin part of h
+    (h = m except for Micro-F1, where h = Hamming + m) (slack rescaling: a = sum C_i
+    Delta_i dphi_i, b = sum C_i Delta_i, Joachims et al.'s 1-slack slack-rescaling constraint).
+    Returns (b, sum_i C_i psi_i, oracle calls)."""
+    cdef Surrogate s
+    s.kind, s.alpha, s.beta = kind, alpha, beta
+    cdef Py_ssize_t i
+    cdef SearchResult r
+    cdef double b = 0.0, hsum = 0.0, dh, v, m, mk
+    cdef long long calls = 0
+    with nogil:
+        for i in range(start, stop):
+            o.set_example(&w[0], 1.0, i)
+            r = run_search(o, &s, method, 1.0, ratio, max_calls, 0)
+            calls += r.n_calls
+            if r.error or r.value <= 0.0:
+                continue
+            dh = psi_dh(&s, r.h, r.g)
+            hsum += Cs[i] * r.value
+            m = r.h
+            if o.microf1:      # h = Hamming + m there: linearise in the margin part only
+                m = 0.0
+                if r.slot1 >= 0:
+                    o.st.margins(&w[0], i, o.label(r.slot1), 1, &mk, o.work, False)
+                    m += r.weight1 * mk
+                if r.slot2 >= 0:
+                    o.st.margins(&w[0], i, o.label(r.slot2), 1, &mk, o.work, False)
+                    m += (1.0 - r.weight1) * mk
+            b += Cs[i] * (r.value - dh * m)
+            if r.slot1 >= 0:
+                o.st.update(&a[0], i, Cs[i] * dh * r.weight1, o.label(r.slot1))
+            if r.slot2 >= 0:
+                o.st.update(&a[0], i, Cs[i] * dh * (1.0 - r.weight1), o.label(r.slot2))
+    return b, hsum, calls

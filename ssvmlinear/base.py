@@ -14,7 +14,8 @@ SOLVER_TYPES = {
 }
 SOLVERS = ("sdm", "sdcd", "cutting-plane", "pegasos", "gdmm", "nhsvm")
 # (solver, loss) pairs that this version trains; the others are rejected with a clear message.
-# Pegasos ("pegasos") trains every bi-criteria surrogate (ssvmlinear.surrogates) with any search.
+# Pegasos ("pegasos") trains every bi-criteria surrogate (ssvmlinear.surrogates) with any search,
+# the cutting plane every surrogate convex in the margin (all but "probloss").
 AVAILABLE = {("sdm", "margin"), ("sdcd", "lse"), ("cutting-plane", "margin"), ("cutting-plane", "lse")}
 # Default stopping tolerance per solver (see each driver in solvers.py for its rule).
 DEFAULT_TOL = {"sdm": 0.1, "sdcd": 1e-4, "cutting-plane": 0.1, "pegasos": 1e-3}
@@ -98,7 +99,18 @@ class BaseSSVM:
             options = " or ".join(_describe(c) for c in allowed)
             raise ValueError(f"The {param!r} parameter of {name} must be {options}. Got {value!r} instead.")
         pair = (self._solver_name, self.loss)
-        if self._solver_name == "pegasos":
+        if self._solver_name == "cutting-plane" and self.loss not in ("margin", "lse"):
+            from .surrogates import parse_surrogate
+            try:
+                sur = parse_surrogate(self.loss)
+            except ValueError as e:
+                raise ValueError(f"{name}: {e}") from None
+            if sur.name == "probloss":
+                raise ValueError(f"{name}: the cutting plane needs a surrogate convex in the margin; "
+                                 "'probloss' is not (use 'probloss-convex' or solver='pegasos')")
+            if sur.name == "microf1" and self.search not in ("exact", "hull"):
+                raise ValueError(f"{name}: loss='microf1' is searched with search='hull' or 'exact'")
+        elif self._solver_name == "pegasos":
             from .surrogates import parse_surrogate
             if self.loss == "lse":
                 raise ValueError(f"{name}: loss='lse' is trained by solver='sdcd' or 'cutting-plane', not pegasos.")
@@ -177,7 +189,9 @@ class StructuredSSVM(BaseSSVM):
                               average=bool(self.average), projection=bool(self.projection),
                               n_jobs=self.n_jobs, **kw)
         else:
-            res = fit_cutting_plane(*args, lse=self.loss == "lse", n_jobs=self.n_jobs, exact_violators=exact, **kw)
+            res = fit_cutting_plane(*args, lse=self.loss == "lse", n_jobs=self.n_jobs, exact_violators=exact,
+                                    loss=self.loss if self.loss != "lse" else "margin",
+                                    search=getattr(self, "search", "hull"), **kw)
         self.n_oracle_passes_ = getattr(res, "n_oracle_passes", None)
         self.oracle_seconds_ = getattr(res, "oracle_seconds", None)
         self.train_seconds_ = getattr(res, "train_seconds", None)

@@ -29,9 +29,10 @@ options:
 	reads a qid file as independent examples; -t multilabel reads a file whose lines all hold one
 	label as multi-label). Available now: multiclass, chain, multilabel
 	(multilabel: independent labels, Hamming loss; use -B 1 for per-label bias terms)
--l loss : surrogate for -s 4 (default margin): margin, slack, beta:B, generalized:A,B,
-	probloss, probloss-convex, logloss (see ssvmlinear.surrogates)
--S search : loss-augmented inference for -s 4 (default hull): hull, hull-integral, angular,
+-l loss : surrogate for -s 4 and -s 2 (default margin): margin, slack, beta:B,
+	generalized:A,B, probloss, probloss-convex, logloss, microf1 (multilabel) (see
+	ssvmlinear.surrogates); -s 2 takes those convex in the margin (all but probloss)
+-S search : loss-augmented inference of -l (default hull): hull, hull-integral, angular,
 	exact, binary, bisecting, none
 -b size : Pegasos mini-batch size (default 1); -n threads run a batch's searches
 -c cost : set the parameter C (default 1); objective 1/2||w||^2 + C sum_i loss_i
@@ -111,7 +112,7 @@ def train_main(argv=None):
         if stype not in SOLVER_TYPES:
             raise UsageError(f"unknown solver type -s {stype}")
         solver, loss = SOLVER_TYPES[stype]
-        if solver == "pegasos":
+        if solver == "pegasos" or (solver == "cutting-plane" and loss == "margin" and "l" in opts):
             from .search import METHODS
             from .surrogates import parse_surrogate
             loss = opts.get("l", "margin")
@@ -123,8 +124,10 @@ def train_main(argv=None):
                 raise UsageError(f"-S: unknown search {opts['S']!r}; expected one of {', '.join(METHODS)}")
             if opts.get("b", 1) < 1:
                 raise UsageError("-b: batch size must be >= 1")
+            if solver != "pegasos" and "b" in opts:
+                raise UsageError("-b applies to -s 4 (Pegasos)")
         elif "l" in opts or "S" in opts or "b" in opts:
-            raise UsageError("-l, -S and -b apply to -s 4 (Pegasos)")
+            raise UsageError("-l and -S apply to -s 2 and -s 4, -b to -s 4")
         elif (solver, loss) not in AVAILABLE:
             raise UsageError(f"-s {stype} ({solver}, {loss}) is not available in this version; use -s 0")
         structure = opts.get("t", "auto")
@@ -165,6 +168,8 @@ def train_main(argv=None):
                       random_state=opts.get("r", 1), verbose=0 if quiet else 1)
         if solver == "pegasos":
             common.update(search=opts.get("S", "hull"), batch_size=opts.get("b", 1))
+        elif solver == "cutting-plane" and "l" in opts:
+            common.update(search=opts.get("S", "hull"))
         if detected == "chain":
             from .chain import ChainSSVM
             est = ChainSSVM(**common)

@@ -150,7 +150,8 @@ CP_CHUNKS = 16
 
 def fit_cutting_plane(structure, Cs, tol, max_iter, seed=0, verbose=0, callback=None, estimator=None,
                       state=None, keep_state=False, lse=False, n_jobs=None, cache_size=10,
-                      inactive_after=50, qp_tol=1e-10, exact_violators=False):
+                      inactive_after=50, qp_tol=1e-10, exact_violators=False, loss="margin",
+                      search="hull", max_calls=50):
     """One-slack cutting plane (Joachims, Finley & Yu 2009, with constraint caching) for margin
     rescaling, or Balamurugan et al.'s Alg. 1 for the LSE problem (lse=True).
 
@@ -161,6 +162,11 @@ def fit_cutting_plane(structure, Cs, tol, max_iter, seed=0, verbose=0, callback=
     (_kernels/qp.pyx), warm-started; constraints whose dual weight stayed zero for
     `inactive_after` iterations are dropped. Constraints are dense vectors of n_weights doubles
     (memory: n_weights x working-set size, plus CP_CHUNKS accumulators).
+
+    Bi-criteria surrogates convex in h (slack rescaling, beta/generalized scaling, logloss,
+    probloss-convex, microf1): each example's most violated label comes from the search and
+    the constraint is psi's linearisation there (for slack rescaling Joachims et al.'s 1-slack
+    slack-rescaling constraint); these run the search on every iteration (no label caches yet).
 
     Stopping rule (svm_struct's epsilon): the most violated constraint, found with the oracle, is
     violated by at most tol * sum_i C_i, i.e. the average slack of an example by at most tol; the
@@ -184,8 +190,37 @@ def fit_cutting_plane(structure, Cs, tol, max_iter, seed=0, verbose=0, callback=
     parallel = Parallel(n_jobs=jobs, require="sharedmem") if jobs > 1 else None
     stats = dict(oracle_calls=0, oracle_seconds=0.0, cache_passes=0, oracle_passes=0)
 
+    surrogate = None
+    if not lse and loss != "margin":
+        from ._kernels.cuttingplane import surrogate_pass_chunk
+        from ._kernels.search import StructureOracle
+        from .search import METHODS
+        from .surrogates import parse_surrogate
+        surrogate = parse_surrogate(loss)
+        method = METHODS[search]
+        ratio = 0.999 if search == "angular" else 1.0
+        chunk_oracles = [StructureOracle(structure, capacity=2 * max_calls + 8,
+                                         microf1=surrogate.name == "microf1") for _ in chunks]
+
     def most_violated(w, use_oracle):
         t = time.perf_counter()
+        if surrogate is not None:
+            if not use_oracle:      # no label caches for surrogates: every iteration searches
+                return None, None, None
+            parts = [np.zeros(n_weights) for _ in chunks]
+            run = lambda k: surrogate_pass_chunk(chunk_oracles[k], w, Cs, int(chunks[k][0]),
+                                                 int(chunks[k][1]), parts[k], surrogate.kind,
+                                                 surrogate.alpha, surrogate.beta, method, ratio,
+                                                 max_calls)
+            results = parallel(delayed(run)(k) for k in range(len(chunks))) if parallel is not None \
+                else [run(k) for k in range(len(chunks))]
+            a = parts[0]
+            for p in parts[1:]:
+                a += p
+            stats["oracle_calls"] += sum(r[2] for r in results)
+            stats["oracle_seconds"] += time.perf_counter() - t
+            stats["oracle_passes"] += 1
+            return a, sum(r[0] for r in results), sum(r[1] for r in results)
         parts = [np.zeros(n_weights) for _ in chunks]
         run = lambda k: oracle.pass_chunk(w, int(chunks[k][0]), int(chunks[k][1]), parts[k], use_oracle)
         # Cache passes are cheap (no inference): threads would cost more in dispatch than they save.
@@ -224,7 +259,7 @@ def fit_cutting_plane(structure, Cs, tol, max_iter, seed=0, verbose=0, callback=
         while it < max_iter:
             it += 1
             a, b, _ = most_violated(w, False)
-            if b - w @ a - xi <= tol * budget:
+            if a is None or b - w @ a - xi <= tol * budget:
                 a, b, hsum = most_violated(w, True)
                 if not lse:
                     best_primal = min(best_primal, 0.5 * w @ w + hsum)

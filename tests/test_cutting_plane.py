@@ -97,3 +97,38 @@ def test_cross_validation_folds_run_on_a_process_backend():
     with parallel_config(backend="loky"):
         other = cross_val_predict(MulticlassSSVM(), X, y, 3, seed=0, n_jobs=2)
     assert np.array_equal(ref, other)
+
+
+def test_slack_rescaling_cutting_plane():
+    """Slack rescaling with the 0/1 loss is margin rescaling: the slack CP reaches SDM's optimum;
+    on chains the slack CP (exact search) and slack Pegasos agree, and the CP's gap closes."""
+    import warnings
+    from ssvmlinear import ChainSSVM
+    from ssvmlinear.exceptions import ConvergenceWarning
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((150, 5))
+    y = np.argmax(X[:, :3] + 0.5 * rng.standard_normal((150, 3)), axis=1)
+    sdm = MulticlassSSVM(C=1.0, tol=1e-6).fit(X, y)
+    tol = 1e-4
+    cp = MulticlassSSVM(C=1.0, solver="cutting-plane", loss="slack", search="exact", tol=tol,
+                        max_iter=3000).fit(X, y)
+    assert cp.converged_
+    assert sdm.objective_ - 1e-6 <= cp.objective_ <= sdm.objective_ + tol * 150
+    # chains: exact and angular searches, against Pegasos on the same surrogate
+    rng = np.random.default_rng(1)
+    lengths = rng.integers(2, 5, 25)
+    n = int(lengths.sum())
+    yc = rng.integers(0, 3, n)
+    Xc = rng.standard_normal((n, 4)) + np.eye(3, 4)[yc]
+    kw = dict(C=0.2, solver="cutting-plane", loss="slack", tol=1e-4, max_iter=3000)
+    ex = ChainSSVM(search="exact", **kw).fit(Xc, yc, lengths)
+    an = ChainSSVM(search="angular", **kw).fit(Xc, yc, lengths)
+    assert ex.converged_ and ex.gap_ <= 1e-4 * 0.2 * 25 + 1e-9
+    assert an.objective_ == pytest.approx(ex.objective_, rel=1e-3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        peg = ChainSSVM(C=0.2, solver="pegasos", loss="slack", search="exact", max_iter=400,
+                        tol=1e-12, random_state=0).fit(Xc, yc, lengths)
+    assert ex.objective_ - 1e-6 <= peg.objective_ <= ex.objective_ * 1.03
+    with pytest.raises(ValueError, match="convex in the margin"):
+        MulticlassSSVM(solver="cutting-plane", loss="probloss").fit(X, y)

@@ -402,8 +402,8 @@ def test_fit_input_validation():
         MultiLabelSSVM(C=0).fit(X, Y)
     with pytest.raises(ValueError, match="solver='sdm' with loss='slack' is not available"):
         MultiLabelSSVM(solver="sdm", loss="slack").fit(X, Y)
-    with pytest.raises(ValueError, match="microf1' is not trainable yet"):
-        MultiLabelSSVM(loss="microf1").fit(X, Y)
+    with pytest.raises(ValueError, match="search='hull' or 'exact'"):
+        MultiLabelSSVM(loss="microf1", search="angular").fit(X, Y)
     with pytest.raises(ValueError, match="not fitted"):
         MultiLabelSSVM().predict(X)
 
@@ -587,3 +587,26 @@ def test_cli_forced_multilabel_and_cross_validation(tmp_path, capsys):
     pred = cross_val_predict(MultiLabelSSVM(fit_intercept=False, random_state=1), Xf, Yf, 3, seed=1)
     assert sp.issparse(pred) and pred.shape == Yf.shape
     assert printed == ["Cross Validation " + line for line in multilabel_report(Yf, pred)]
+
+
+def test_microf1_surrogate_trains_with_pegasos_and_cutting_plane():
+    """The Micro-F1 surrogate (thesis 3.3.3) through the multi-label oracles: Pegasos with the
+    exact and hull searches reach the same objective (psi is linear-fractional: the hull optimum
+    has the value of a vertex, though ties along an edge may pick a different point), and the
+    cutting plane reaches at most Pegasos' objective."""
+    import warnings
+    from ssvmlinear.exceptions import ConvergenceWarning
+    from ssvmlinear.metrics import micro_f1
+    X, Y = random_multilabel(n=60, d=5, K=4, seed=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        ex = MultiLabelSSVM(C=0.5, loss="microf1", search="exact", max_iter=100, tol=1e-12,
+                            random_state=0).fit(X, Y)
+        hu = MultiLabelSSVM(C=0.5, loss="microf1", search="hull", max_iter=100, tol=1e-12,
+                            random_state=0).fit(X, Y)
+        cp = MultiLabelSSVM(C=0.5, solver="cutting-plane", loss="microf1", search="exact",
+                            tol=1e-4, max_iter=3000).fit(X, Y)
+    assert hu.objective_ == pytest.approx(ex.objective_, rel=0.01)
+    assert cp.objective_ <= ex.objective_ + 1e-6
+    assert ex.objective_ <= cp.objective_ * 1.05
+    assert micro_f1(Y, ex.predict(X)) > 0.5
