@@ -193,15 +193,18 @@ cdef class PegasosSolver:
             self._apply(&idx[0], nb)
 
     def losses_range(self, const double[::1] w, Py_ssize_t lo, Py_ssize_t hi, int oracle_id,
-                     double[::1] out):
-        """psi_i of examples lo..hi-1 at the weights w, by the search (nogil)."""
+                     double[::1] out, int method=-1):
+        """psi_i of examples lo..hi-1 at the weights w, by the given search (default: the
+        training search), nogil."""
+        if method < 0:
+            method = self.method
         cdef StructureOracle o = self.oracles[oracle_id]
         cdef Py_ssize_t i
         cdef SearchResult r
         with nogil:
             for i in range(lo, hi):
                 o.set_example(&w[0], 1.0, i)
-                r = run_search(o, &self.sur, self.method, 1.0, self.ratio, self.max_calls, 0)
+                r = run_search(o, &self.sur, method, 1.0, self.ratio, self.max_calls, 0)
                 out[i] = r.value if not r.error else 0.0
 
     def weights(self, bint averaged):

@@ -66,6 +66,10 @@ cdef class Structure:
                                   double *work) noexcept nogil:
         pass
 
+    def supports_loss_indexed(self):
+        """Whether the structure has a loss-indexed oracle (exact bi-criteria inference)."""
+        return self.n_examples == 0 or self.n_loss_levels(0) > 0
+
     def label_offsets(self):
         """Start of each example's label in a flat array of all labels (n_examples + 1 entries)."""
         import numpy as np

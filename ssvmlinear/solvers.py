@@ -327,9 +327,11 @@ def fit_pegasos(structure, Cs, tol, max_iter, seed, verbose=0, callback=None, es
     """Pegasos SGD (_kernels/pegasos.pyx) on 1/2 |w|^2 + sum_i C_i psi_i(w) for any surrogate.
 
     One iteration is one epoch over a random permutation in mini-batches of `batch_size`; the
-    returned weights are the average of all iterates (`average`) or the last one. Stopping rule:
-    after an epoch whose primal objective (evaluated with the same search) changed by at most
-    tol relative to the previous epoch's, or after max_iter epochs. With n_jobs > 1 the searches
+    returned weights are the average of all iterates (`average`) or the last one. The primal
+    objective is evaluated after every epoch with the exact search where the structure has a
+    loss-indexed oracle (else with the training search); `timestamps` count training time only
+    (not these evaluations). Stopping rule: after an epoch whose primal objective changed by at
+    most tol relative to the previous epoch's, or after max_iter epochs. With n_jobs > 1 the searches
     of each mini-batch run in joblib threads (nogil); updates are applied in batch order, so the
     result does not depend on n_jobs.
     """
@@ -353,12 +355,15 @@ def fit_pegasos(structure, Cs, tol, max_iter, seed, verbose=0, callback=None, es
     Cs = np.asarray(Cs, dtype=np.float64)
     bounds = np.linspace(0, n, n_threads + 1).astype(int)
 
+    eval_method = METHODS["exact"] if (structure.supports_loss_indexed() or sur.name == "microf1") \
+        else method
+
     def objective(w, parallel):
         losses = np.zeros(n)
         if parallel is None:
-            solver.losses_range(w, 0, n, 0, losses)
+            solver.losses_range(w, 0, n, 0, losses, eval_method)
         else:
-            parallel(delayed(solver.losses_range)(w, bounds[k], bounds[k + 1], k, losses)
+            parallel(delayed(solver.losses_range)(w, bounds[k], bounds[k + 1], k, losses, eval_method)
                      for k in range(n_threads))
         return 0.5 * float(w @ w) + float(Cs @ losses)
 
@@ -387,7 +392,7 @@ def fit_pegasos(structure, Cs, tol, max_iter, seed, verbose=0, callback=None, es
             epochs += 1
             w = solver.weights(bool(average))
             primal_curve.append(objective(w, parallel))
-            timestamps.append(time.perf_counter() - t0)
+            timestamps.append(train_seconds)
             if verbose:
                 print(f"[pegasos] epoch {epochs:4d} primal {primal_curve[-1]:.10g} oracle calls "
                       f"{solver.n_calls_total} time {timestamps[-1]:.2f}s", flush=True)
