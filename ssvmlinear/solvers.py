@@ -300,8 +300,11 @@ def fit_cutting_plane(structure, Cs, tol, max_iter, seed=0, verbose=0, callback=
                 print(f"[cp{'-lse' if lse else ''}] iter {it:4d} constraints {m - 1:4d} xi {xi:.6g} "
                       f"dual {dual:.10g} oracle passes {stats['oracle_passes']} time {timestamps[-1]:.2f}s",
                       flush=True)
-            if callback is not None and callback(estimator) is False:
-                break
+            if callback is not None:
+                if estimator is not None:      # the callback may look at the current weights
+                    estimator.current_weights_ = w
+                if callback(estimator) is False:
+                    break
     except KeyboardInterrupt:
         interrupted = True
     warn_if_unfinished("the cutting plane", interrupted, not converged and it >= max_iter, max_iter,
