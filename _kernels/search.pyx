@@ -374,8 +374,9 @@ cdef class StructureOracle(LabelOracle):
 
     # Python access (tests, the benchmark's per-call comparison)
     def run(self, const double[::1] w, Py_ssize_t i, str loss, str method, double lam0=1.0,
-            double ratio=1.0, int max_calls=50, double scale=1.0):
-        """Run one search on example i; returns dict(value, h, g, labels, weights, n_calls)."""
+            double ratio=1.0, int max_calls=50, double scale=1.0, warm=()):
+        """Run one search on example i; returns dict(value, h, g, labels, weights, n_calls).
+        `warm`: labels known from an earlier search (the label cache / previous hull vertices)."""
         from ssvmlinear.search import _parse_method
         from ssvmlinear.surrogates import parse_surrogate
         sur = parse_surrogate(loss)
@@ -386,7 +387,17 @@ cdef class StructureOracle(LabelOracle):
             raise ValueError("construct the StructureOracle with microf1=True for loss='microf1' "
                              "(and only then)")
         self.set_example(&w[0], scale, i)
-        cdef SearchResult r = run_search(self, &s, meth, lam0, ratio, max_calls, 0)
+        cdef int n_warm = 0
+        cdef int[::1] lab_v
+        for warm_label in warm:
+            if n_warm >= self.capacity // 2:
+                break
+            lab_v = np.ascontiguousarray(warm_label, dtype=np.int32)
+            if lab_v.shape[0] != self.L:
+                raise ValueError(f"warm label of length {lab_v.shape[0]}, example {i} has {self.L}")
+            self.load(n_warm, &lab_v[0])
+            n_warm += 1
+        cdef SearchResult r = run_search(self, &s, meth, lam0, ratio, max_calls, n_warm)
         if r.error:
             raise ValueError(f"search {method!r} is not supported by {type(self.st).__name__}")
         labels, weights = [], []
@@ -733,7 +744,12 @@ cdef SearchResult _search_hull(LabelOracle o, const Surrogate *s, int *pts, int 
     cdef SearchResult r
     cdef int chain[256]
     cdef int m, j, t, slot = next_slot[0], got, e1, e2, certify, tried_lam0 = 0
-    cdef double v, bv, tt, lam, ha, ga, hb, gb, hp, gp, dh, dg, Lp
+    cdef double v, bv, tt, lam, ha, ga, hb, gb, hp, gp, dh, dg, Lp, glo_b, gb_arg
+    cdef double bound = INFINITY
+    cdef bint yi_in = False
+    for j in range(n):
+        if pts[j] == -1:
+            yi_in = True
     r.error = 0
     r.weight1 = 1.0
     while True:
@@ -758,6 +774,8 @@ cdef SearchResult _search_hull(LabelOracle o, const Surrogate *s, int *pts, int 
                 e1, e2 = chain[j], chain[j + 1]
                 hp, gp = ha + tt * (hb - ha), ga + tt * (gb - ga)
                 r.weight1 = 1.0 - tt
+        if bound <= bv * (1.0 + 1e-12) + 1e-300:
+            break                      # the last query's line certifies p* (Appendix D's bound)
         if e2 != -2:
             lam = (_ph(o, e1) - _ph(o, e2)) / (_pg(o, e2) - _pg(o, e1))
         else:
@@ -788,6 +806,13 @@ cdef SearchResult _search_hull(LabelOracle o, const Surrogate *s, int *pts, int 
             r.error = 1
             break
         Lp = hp + lam * gp
+        # every label lies on or below this query's line: psi's maximum over the part of that
+        # half-plane with attainable losses bounds the optimum
+        # (convex combinations with y_i reach g between 0 and the smallest positive loss)
+        glo_b = o.g_lo if yi_in else max_(o.g_lo, o.g_min_pos)
+        if isfinite(o.g_hi) and glo_b <= o.g_hi:
+            bound = min_(bound, line_max(s, o.slot_h[slot] + lam * o.slot_g[slot], lam, glo_b,
+                                         o.g_hi, &gb_arg))
         if o.slot_h[slot] + lam * o.slot_g[slot] <= Lp + 1e-12 * (1.0 + fabs(Lp)):
             if certify:
                 break                  # nothing above the line: p* is optimal
@@ -816,15 +841,15 @@ cdef SearchResult _search_hull_integral(LabelOracle o, const Surrogate *s, int *
     # thesis 5.3.3: while the hull optimum is fractional and beats every integral label found,
     # ban the two labels of its edge and search again over the remaining labels (k-best oracle).
     cdef SearchResult r, best
-    cdef int banned[32]
-    cdef int n_banned = 0, rounds, j, k, next_slot = 0, keep
+    cdef int banned[130]
+    cdef int n_banned = 0, rounds, j, k, next_slot = 0, keep, yi_banned = 0
     cdef double best_v = 0.0, v
     for j in range(n):
         if pts[j] >= next_slot:
             next_slot = pts[j] + 1
     _result_point(&best, o, s, -1)
     best.error = 0
-    for rounds in range(16):
+    for rounds in range(64):
         r = _search_hull(o, s, pts, n, &next_slot, max_calls, banned, n_banned, lam0)
         if r.error:
             return r
@@ -833,17 +858,23 @@ cdef SearchResult _search_hull_integral(LabelOracle o, const Surrogate *s, int *
             if v > best_v:
                 best_v = v
                 _result_point(&best, o, s, j)
-        if r.slot2 == -2 or r.value <= best_v or n_banned + 2 > 31 or o.n_calls >= max_calls:
+        if r.slot2 == -2 or r.value <= best_v or n_banned + 2 > 128 or n_banned + 2 >= o.capacity or o.n_calls >= max_calls:
             break
         for j in range(2):
             k = r.slot1 if j == 0 else r.slot2
-            if k >= 0:
+            if k >= 0 or not yi_banned:
+                # y_i too: an edge to the zero-loss true label is a mixture no integral
+                # violator comes close to (it would take many rounds to ban its way out), and y_i
+                # stays the fallback answer anyway
                 banned[n_banned] = k
                 n_banned += 1
+                if k < 0:
+                    yi_banned = 1
         # known labels that are not banned seed the next round
         n = 0
-        pts[n] = -1
-        n = 1
+        if not yi_banned:
+            pts[0] = -1
+            n = 1
         for j in range(min_i(next_slot, o.capacity)):
             keep = 1
             for k in range(n_banned):
@@ -853,6 +884,15 @@ cdef SearchResult _search_hull_integral(LabelOracle o, const Surrogate *s, int *
             if keep and n < 255:
                 pts[n] = j
                 n += 1
+        if n == 0:                     # nothing known outside the ban list: ask for a label
+            if next_slot >= o.capacity:
+                break
+            k = o.query_excluding(next_slot, lam0, banned, n_banned)
+            if k <= 0:
+                break
+            pts[0] = next_slot
+            n = 1
+            next_slot += 1
     return best
 
 

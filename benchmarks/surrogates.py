@@ -57,9 +57,11 @@ def weights_of(est):
     return np.ascontiguousarray(np.concatenate(parts))
 
 
-def search_table(name, est, fit, structure_of, per_iter=40, max_iters=300, loss="slack"):
+def search_table(name, est, fit, structure_of, per_iter=40, max_iters=300, loss="slack", warm=False):
     """Every search at the weights of every iteration of the slack-rescaled cutting plane (on
-    `per_iter` examples drawn at random per iteration, to bound the cost)."""
+    `per_iter` examples drawn at random per iteration, to bound the cost). warm: the angular and
+    hull searches start from the labels they returned for that example last time (the paper's
+    label cache; the thesis' warm start from the previous vertices)."""
     from ssvmlinear._kernels.search import StructureOracle
     rows = {m: dict(ok=0, n=0, calls=0, us=0.0) for m in SEARCHES}
     snaps = []
@@ -68,12 +70,16 @@ def search_table(name, est, fit, structure_of, per_iter=40, max_iters=300, loss=
     st = structure_of(est)
     orc = StructureOracle(st)
     rng = np.random.default_rng(0)
+    cache = {}       # (search, example) -> labels it returned last time (warm start / label cache)
     for w in snaps:
         for i in rng.choice(st.n_examples, min(per_iter, st.n_examples), replace=False):
             ref = orc.run(w, i, loss, "exact")["value"]
             for m in SEARCHES:
                 t = time.perf_counter()
-                r = orc.run(w, i, loss, m, ratio=0.999 if m == "angular" else 1.0)
+                r = orc.run(w, i, loss, m, ratio=0.999 if m == "angular" else 1.0,
+                            warm=cache.get((m, i), ()) if warm else ())
+                if warm and m in ("angular", "hull", "hull-integral"):
+                    cache[m, i] = r["labels"]
                 dt = time.perf_counter() - t
                 row = rows[m]
                 row["n"] += 1
@@ -81,7 +87,7 @@ def search_table(name, est, fit, structure_of, per_iter=40, max_iters=300, loss=
                 row["us"] += dt * 1e6
                 row["ok"] += r["value"] >= ref * (1 - 1e-9) - 1e-12
     print(f"\n== search comparison: {name} (loss={loss}; all {len(snaps)} cutting-plane iterations, "
-          f"{rows['exact']['n']} searches) ==")
+          f"{rows['exact']['n']} searches; {'warm' if warm else 'cold'} starts) ==")
     print(f"{'search':>14} | {'success %':>9} | {'queries/search':>14} | {'us/search':>9}")
     for m in SEARCHES:
         r = rows[m]
@@ -206,13 +212,15 @@ def main():
         n = args.words
         starts = np.concatenate([[0], np.cumsum(ltr)])
         Xs, ys, Ls = Xtr[: starts[n]], ytr[: starts[n]], ltr[:n]
-        search_table(f"OCR letters ({n} train words)",
-                     ChainSSVM(C=0.1, solver="cutting-plane", loss="slack", search="exact", tol=0.01),
-                     lambda e: e.fit(Xs, ys, Ls), lambda e: ocr_structure(e, Xs, ys, Ls))
-        search_table(f"scene ({n} train examples)",
-                     MultiLabelSSVM(C=0.1, solver="cutting-plane", loss="slack", search="exact", tol=0.01,
-                                    fit_intercept=True),
-                     lambda e: e.fit(X[:n], Y[:n]), lambda e: scene_structure(e, X[:n], Y[:n]))
+        for warm in (False, True):
+            search_table(f"OCR letters ({n} train words)",
+                         ChainSSVM(C=0.1, solver="cutting-plane", loss="slack", search="exact", tol=0.01),
+                         lambda e: e.fit(Xs, ys, Ls), lambda e: ocr_structure(e, Xs, ys, Ls), warm=warm)
+            search_table(f"scene ({n} train examples)",
+                         MultiLabelSSVM(C=0.1, solver="cutting-plane", loss="slack", search="exact",
+                                        tol=0.01, fit_intercept=True),
+                         lambda e: e.fit(X[:n], Y[:n]), lambda e: scene_structure(e, X[:n], Y[:n]),
+                         warm=warm)
     if "ocr" not in args.skip:
         ocr_rows(Xtr, ytr, ltr, Xte, yte, lte, args.epochs, [0.01, 0.1, 1.0])
     if "scene" not in args.skip:
