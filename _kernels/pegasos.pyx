@@ -82,10 +82,9 @@ cdef class PegasosSolver:
         cdef SearchResult r
         cdef double dh
         o.set_example(&self.v[0], self.scale, i)
-        if self.method != SEARCH_NONE:
-            for k in range(self.cache_n[i]):
-                o.load(n_warm, &self.cache[base + k * self.Lmax])
-                n_warm += 1
+        if self.method != SEARCH_NONE and self.cache_n[i] > 0:
+            n_warm = self.cache_n[i]
+            o.load_many(&self.cache[base], self.Lmax, n_warm)
         r = run_search(o, &self.sur, self.method, 1.0, self.ratio, self.max_calls, n_warm)
         self.b_value[b] = r.value if not r.error else 0.0
         self.b_calls[b] = r.n_calls
@@ -150,15 +149,18 @@ cdef class PegasosSolver:
             r = 1.0 / sqrt(self.lam)
             if nrm2 > r * r:
                 self.scale *= r / sqrt(nrm2)
-        if self.scale < 1e-100 or self.scale > 1e100 or self.sur.kind == SURR_MICROF1:
+        if self.scale < 1e-8 or self.scale > 1e8 or self.sur.kind == SURR_MICROF1:
             self._renormalize()
         self.avg_c += self.scale
 
     cdef void _renormalize(self) noexcept nogil:
+        # w = scale v -> v; the running sum A + c v folds c v into A (c = 0 after), which keeps
+        # that sum well conditioned (c / scale would grow without bound)
         cdef Py_ssize_t k
         for k in range(self.v.shape[0]):
+            self.A[k] += self.avg_c * self.v[k]
             self.v[k] *= self.scale
-        self.avg_c /= self.scale
+        self.avg_c = 0.0
         self.scale = 1.0
 
     def epoch_serial(self, const Py_ssize_t[::1] order, Py_ssize_t batch_size):

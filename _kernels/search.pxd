@@ -61,6 +61,8 @@ cdef class StructureOracle(LabelOracle):
     cdef int *kb_labels
     cdef void set_example(self, const double *w, double scale, Py_ssize_t i) noexcept nogil
     cdef void load(self, int slot, const int *label) noexcept nogil
+    # labels[k * stride: k * stride + L] into slots 0..n-1, with one margins() call
+    cdef void load_many(self, const int *labels, Py_ssize_t stride, int n) noexcept nogil
     cdef const int* label(self, int slot) noexcept nogil
     cdef int _table(self) noexcept nogil
     cdef double _size(self, const int *y) noexcept nogil

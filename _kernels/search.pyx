@@ -256,6 +256,21 @@ cdef class StructureOracle(LabelOracle):
                 self.slot_h[slot] += dst[k] != yi[k]
             self.slot_g[slot] = -(self._size(dst) + self._size(yi))
 
+    cdef void load_many(self, const int *labels, Py_ssize_t stride, int n) noexcept nogil:
+        cdef int k
+        cdef Py_ssize_t t
+        cdef const int *yi
+        if self.microf1 or self.L != self.Lmax:
+            for k in range(n):
+                self.load(k, labels + k * stride)
+            return
+        for k in range(n):
+            memcpy(self.labels + k * self.Lmax, labels + k * stride, self.L * sizeof(int))
+        self.st.margins(self.w, self.i, self.labels, n, self.slot_h, self.work, False)
+        for k in range(n):
+            self.slot_h[k] *= self.scale
+            self.slot_g[k] = self.st.loss(self.i, self.labels + k * self.Lmax)
+
     cdef int query(self, int slot, double lam) noexcept nogil:
         cdef double m, d
         if self.microf1:

@@ -79,3 +79,16 @@ def test_pegasos_multiclass_and_options():
         MulticlassSSVM(solver="pegasos", search="golden").fit(X, y)
     with pytest.raises(ValueError, match="not available"):
         MulticlassSSVM(solver="sdm", loss="slack").fit(X, y)
+
+
+def test_pegasos_projection_with_averaging_stays_finite():
+    """Projection shrinks the scale of w = scale * v every step; the averaged iterate must stay
+    well conditioned (regression: the running sum once overflowed)."""
+    X, y, lengths = chain_data(4)
+    sdm = ChainSSVM(C=0.02, solver="sdm", tol=1e-6, max_iter=5000).fit(X, y, lengths)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        peg = ChainSSVM(C=0.02, solver="pegasos", projection=True, average=True, max_iter=200,
+                        tol=1e-12, random_state=0).fit(X, y, lengths)
+    assert np.all(np.isfinite(peg.coef_))
+    assert sdm.objective_ - 1e-6 <= peg.objective_ <= sdm.objective_ * 1.05

@@ -139,6 +139,13 @@ def tiny_structures(seed):
     mc = MulticlassStructure(CSRDataset(Xm, 1.0), rng.integers(0, Km, 4), Km)
     wm = rng.standard_normal(mc.n_weights) * 2
     yield mc, wm, [[np.array([k], dtype=np.int32) for k in range(Km)]] * 4
+    from ssvmlinear._kernels.multilabel import MultiLabelStructure
+    Kl = int(rng.integers(2, 5))
+    Xl = sp.random(4, 5, density=0.7, random_state=seed, format="csr", data_rvs=rng.standard_normal)
+    Yl = (rng.random((4, Kl)) < 0.5).astype(np.int32)
+    ml = MultiLabelStructure(CSRDataset(Xl, 1.0), Yl, bool(seed % 2))
+    wl = rng.standard_normal(ml.n_weights) * 2
+    yield ml, wl, [[np.array(c, dtype=np.int32) for c in itertools.product((0, 1), repeat=Kl)]] * 4
 
 
 @pytest.mark.parametrize("seed", range(25))
