@@ -680,10 +680,10 @@ cdef SearchResult _search_angular(LabelOracle o, const Surrogate *s, double lam0
         kz = gz / (c - lam * gz) if c - lam * gz > 0 else INFINITY
         if n + 2 > cap:
             break
-        # the ray through y is excluded: as upper bound by the strict inequality, as lower bound
-        # by a nudge (labels further out on that ray would have beaten y in the query)
+        # the ray through y is excluded by nudging the bound that passes through it (labels further
+        # out on that ray would have beaten y in the query)
         if ky >= kr:
-            ca[n], cb[n] = ky, kr
+            ca[n], cb[n] = ky * (1.0 - 1e-12), kr     # (g/x) x may round above g: nudge too
         else:
             ca[n], cb[n] = kr, ky * (1.0 + 1e-12) + 1e-300
         cu[n] = vr
