@@ -15,4 +15,6 @@ cdef class ChainStructure(Structure):
 
     cdef double _unary_scores(self, const double *w, Py_ssize_t i, double lam, double *U) noexcept nogil
     cdef double _loss_weight(self, Py_ssize_t i) noexcept nogil
+    cdef double _viterbi(self, const double *w, Py_ssize_t i, double lam, int *y_out, double *m_out,
+                         double *delta_out, double *work, double fyi) noexcept nogil
     cdef double _gram_pair(self, Py_ssize_t i, const int *a, const int *b, const double *P) noexcept nogil

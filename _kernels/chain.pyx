@@ -121,15 +121,30 @@ cdef class ChainStructure(Structure):
                        double *m_out, double *delta_out, double *work) noexcept nogil:
         # Viterbi on unary + lam * Hamming; ties go to the lowest tag (backwards: lowest predecessor).
         # U keeps the plain unary scores (margins() reuses them), the loss is added on the fly.
+        return self._viterbi(w, i, lam, y_out, m_out, delta_out, work,
+                             self._unary_scores(w, i, 0.0, work))
+
+    cdef double oracle_again(self, const double *w, Py_ssize_t i, double lam, int *y_out,
+                             double *m_out, double *delta_out, double *work) noexcept nogil:
+        # work[0:T*K] holds the unary scores of an earlier oracle call: only the DP is redone
+        cdef Py_ssize_t t, T = self.label_len(i), K = self.n_tags
+        cdef const int *yi = self.true_label(i)
+        cdef double fyi = 0.0
+        for t in range(T):
+            fyi += work[t * K + yi[t]]
+        return self._viterbi(w, i, lam, y_out, m_out, delta_out, work, fyi)
+
+    cdef double _viterbi(self, const double *w, Py_ssize_t i, double lam, int *y_out, double *m_out,
+                         double *delta_out, double *work, double fyi) noexcept nogil:
+        # fyi: the unary part of f(y_i); U = work[0:T*K] the unary scores
         cdef Py_ssize_t t, k, p, T = self.label_len(i), K = self.n_tags
         cdef const int *yi = self.true_label(i)
         cdef double *U = work
         cdef double *V = work + T * K
         cdef double *B = work + 2 * T * K
         cdef const double *tr = w + self.trans_off
-        cdef double v, best, fyi, fy, d, a = lam * self._loss_weight(i)
+        cdef double v, best, fy, d, a = lam * self._loss_weight(i)
         cdef int arg
-        fyi = self._unary_scores(w, i, 0.0, U)
         for k in range(K):
             V[k] = U[k] + (a if k != yi[0] else 0.0) + (w[self.start_off + k] if self.use_start_end else 0.0)
         for t in range(1, T):

@@ -57,6 +57,7 @@ cdef class StructureOracle(LabelOracle):
     cdef double *li_m                # loss-indexed table of the current example
     cdef int *li_labels
     cdef int li_valid, n_levels, max_levels, kmax
+    cdef int unary_ok                # work holds the unary scores of this example (oracle_again)
     cdef double *kb_values
     cdef int *kb_labels
     cdef void set_example(self, const double *w, double scale, Py_ssize_t i) noexcept nogil

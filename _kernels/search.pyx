@@ -216,6 +216,7 @@ cdef class StructureOracle(LabelOracle):
         self.i = i
         self.L = self.st.label_len(i)
         self.li_valid = 0
+        self.unary_ok = 0
         self.n_calls = 0
         self.true_h = 0.0
         self.true_g = 0.0
@@ -247,6 +248,7 @@ cdef class StructureOracle(LabelOracle):
         cdef const int *yi
         cdef Py_ssize_t k
         memcpy(dst, label, self.L * sizeof(int))
+        self.unary_ok = 0
         self.st.margins(self.w, self.i, dst, 1, &m, self.work, False)
         self.slot_h[slot] = self.scale * m
         self.slot_g[slot] = self.st.loss(self.i, dst)
@@ -266,6 +268,7 @@ cdef class StructureOracle(LabelOracle):
             return
         for k in range(n):
             memcpy(self.labels + k * self.Lmax, labels + k * stride, self.L * sizeof(int))
+        self.unary_ok = 0
         self.st.margins(self.w, self.i, self.labels, n, self.slot_h, self.work, False)
         for k in range(n):
             self.slot_h[k] *= self.scale
@@ -278,8 +281,13 @@ cdef class StructureOracle(LabelOracle):
                               &self.slot_g[slot], self.work)
             self.n_calls += 1
             return 0
-        self.st.oracle(self.w, self.i, lam / self.scale, self.labels + slot * self.Lmax, &m, &d,
-                       self.work)
+        if self.unary_ok:
+            self.st.oracle_again(self.w, self.i, lam / self.scale, self.labels + slot * self.Lmax,
+                                 &m, &d, self.work)
+        else:
+            self.st.oracle(self.w, self.i, lam / self.scale, self.labels + slot * self.Lmax, &m, &d,
+                           self.work)
+            self.unary_ok = 1
         self.slot_h[slot] = self.scale * m
         self.slot_g[slot] = d
         self.n_calls += 1
@@ -291,6 +299,7 @@ cdef class StructureOracle(LabelOracle):
         if not self.li_valid:
             self.st.loss_indexed_oracle(self.w, self.i, self.li_m, self.li_labels, self.work)
             self.li_valid = 1
+            self.unary_ok = 0
         return 0
 
     cdef int query_constrained(self, int slot, double lam, double alpha, double beta) noexcept nogil:
@@ -349,6 +358,7 @@ cdef class StructureOracle(LabelOracle):
             return -2
         got = self.st.kbest(self.w, self.i, lam / self.scale, k, self.kb_labels, self.kb_values,
                             self.work)
+        self.unary_ok = 0
         self.n_calls += 1
         for r in range(got):
             cand = self.kb_labels + r * self.L

@@ -29,6 +29,11 @@ cdef class Structure:
     # writes m and Delta of the maximiser, returns m + lam * Delta.
     cdef double oracle(self, const double *w, Py_ssize_t i, double lam, int *y_out,
                        double *m_out, double *delta_out, double *work) noexcept nogil
+    # The same oracle when `work` still holds what an oracle() call (or loss_indexed_oracle) left
+    # there for this example and the same w: structures whose oracle starts with the unary scores
+    # skip recomputing them (searches ask several lambdas per example). Default: oracle().
+    cdef double oracle_again(self, const double *w, Py_ssize_t i, double lam, int *y_out,
+                             double *m_out, double *delta_out, double *work) noexcept nogil
     # (phi(y_i) - phi(a)) . (phi(y_i) - phi(b))
     cdef double gram(self, Py_ssize_t i, const int *a, const int *b) noexcept nogil
     # out[j] = gram(i, a, labels[j]) for n labels stored back to back (shares work across j)

@@ -30,6 +30,10 @@ cdef class Structure:
                        double *m_out, double *delta_out, double *work) noexcept nogil:
         return 0.0
 
+    cdef double oracle_again(self, const double *w, Py_ssize_t i, double lam, int *y_out,
+                             double *m_out, double *delta_out, double *work) noexcept nogil:
+        return self.oracle(w, i, lam, y_out, m_out, delta_out, work)
+
     cdef double gram(self, Py_ssize_t i, const int *a, const int *b) noexcept nogil:
         return 0.0
 
