@@ -488,28 +488,42 @@ cdef double _g_bound(LabelOracle o, int slot_for_query, int *used) noexcept nogi
     return o.slot_g[slot_for_query] * (1.0 + 1e-12) + 1e-300
 
 
+cdef double _start(LabelOracle o, const Surrogate *s, int n_warm, bint query_lam1, int *slot,
+                   int *best, double *best_v) noexcept nogil:
+    """Common start of the binary and bisecting searches: take the warm labels as incumbents,
+    find an upper bound of g, and (query_lam1) ask the lambda = 1 oracle so that the answer is
+    never worse than margin-rescaling inference. Returns the bound (< 0: the oracle failed)."""
+    cdef int it, used = 0
+    cdef double G
+    slot[0] = n_warm
+    for it in range(n_warm):
+        best[0] = _take(o, s, it, best[0], best_v)
+    G = _g_bound(o, slot[0], &used)
+    if G < 0:
+        return G
+    if used:
+        best[0] = _take(o, s, slot[0], best[0], best_v)
+        slot[0] += 1
+    if query_lam1:
+        if o.query(slot[0], 1.0) < 0:
+            return -1.0
+        best[0] = _take(o, s, slot[0], best[0], best_v)
+        slot[0] += 1
+    return G
+
+
 cdef SearchResult _search_binary(LabelOracle o, const Surrogate *s, double lam0, double ratio,
                                  int max_calls, int n_warm) noexcept nogil:
     # Minimise the upper bound B(lam) = max psi over {h + lam g <= L(lam), g in [g_lo, G]} of
     # max_y psi (for slack rescaling B is the thesis' F(lam) up to the substitution lam -> lam^2)
     # by golden section over log lam; return the best label the oracle revealed on the way.
     cdef SearchResult r
-    cdef int slot = n_warm, best = -1, used = 0, it
-    cdef double best_v = 0.0, G, a, b, x1, x2, f1, f2, gg
-    for it in range(n_warm):
-        best = _take(o, s, it, best, &best_v)
-    G = _g_bound(o, slot, &used)
+    cdef int slot = n_warm, best = -1
+    cdef double best_v = 0.0, G, a, b, x1, x2, f1, f2
+    G = _start(o, s, n_warm, True, &slot, &best, &best_v)
     if G < 0:
         r.error = 1
         return r
-    if used:
-        best = _take(o, s, slot, best, &best_v)
-        slot += 1
-    if o.query(slot, 1.0) < 0:        # never worse than the lambda = 1 (margin) oracle
-        r.error = 1
-        return r
-    best = _take(o, s, slot, best, &best_v)
-    slot += 1
     a = log_(lam0) - 7.0
     b = log_(lam0) + 7.0
     x1 = b - 0.6180339887498949 * (b - a)
@@ -553,25 +567,14 @@ cdef SearchResult _search_bisecting(LabelOracle o, const Surrogate *s, double la
     # cuts H and G to the chord between y' and the other crossing of its level curve with the
     # line through y', and L to the side of the line's psi-maximum on which the optimum lies.
     cdef SearchResult r
-    cdef int slot = n_warm, best = -1, it, used = 0
+    cdef int slot = n_warm, best = -1
     cdef double best_v = 0.0, lam = lam0, Hlo = -INFINITY, Hhi = INFINITY
     cdef double Glo = o.g_lo, Ghi = o.g_hi, Llo = 0.0, Lhi = INFINITY
     cdef double h, g, c, gt, gz, hz, v, gmax
-    for it in range(n_warm):
-        best = _take(o, s, it, best, &best_v)
-    gmax = _g_bound(o, slot, &used)
+    gmax = _start(o, s, n_warm, lam0 != 1.0, &slot, &best, &best_v)
     if gmax < 0:
         r.error = 1
         return r
-    if used:
-        best = _take(o, s, slot, best, &best_v)
-        slot += 1
-    if lam0 != 1.0:                   # never worse than the lambda = 1 (margin) oracle
-        if o.query(slot, 1.0) < 0:
-            r.error = 1
-            return r
-        best = _take(o, s, slot, best, &best_v)
-        slot += 1
     while o.n_calls < max_calls and slot < o.capacity:
         if o.query(slot, lam) < 0:
             break

@@ -50,6 +50,21 @@ PEGASOS_CONSTRAINTS = {
     "average": ["boolean"],
     "projection": ["boolean"],
 }
+# Parameters every estimator shares (each adds its own "solver" and structure options).
+COMMON_CONSTRAINTS = {
+    "C": [Interval(numbers.Real, 0, None, closed="neither")],
+    "loss": ["surrogate"],
+    "tol": [None, Interval(numbers.Real, 0, None, closed="neither")],
+    "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
+    "fit_intercept": ["boolean"],
+    "intercept_scaling": [Interval(numbers.Real, 0, None, closed="neither")],
+    "n_jobs": [None, Interval(numbers.Integral, None, None)],
+    "random_state": ["random_state"],
+    "verbose": [Interval(numbers.Integral, 0, None, closed="left"), "boolean"],
+    "warm_start": ["boolean"],
+    "callback": [None, "callable"],
+    **PEGASOS_CONSTRAINTS,
+}
 PEGASOS_DOC = """search : {"hull", "hull-integral", "angular", "exact", "binary", "bisecting", "none"}, default
         "hull". Loss-augmented inference of non-additive surrogates (solver="pegasos"); see
         ssvmlinear.search. Margin rescaling always uses its exact lambda = 1 oracle.

@@ -1,9 +1,8 @@
 """Multiclass structural SVM (Crammer-Singer formulation) estimator."""
-import numbers
 
 import numpy as np
 
-from .base import StructuredSSVM, Interval, SOLVERS, PEGASOS_CONSTRAINTS
+from .base import StructuredSSVM, SOLVERS, COMMON_CONSTRAINTS
 from .utils import check_csr, check_sample_weight, class_weight_vector
 from ._kernels.dataset import CSRDataset
 from ._kernels.multiclass import MulticlassStructure
@@ -53,20 +52,9 @@ class MulticlassSSVM(StructuredSSVM):
     exact_violators = True
 
     _parameter_constraints = {
-        "C": [Interval(numbers.Real, 0, None, closed="neither")],
+        **COMMON_CONSTRAINTS,
         "solver": [frozenset(SOLVERS)],
-        "loss": ["surrogate"],
-        **PEGASOS_CONSTRAINTS,
-        "tol": [None, Interval(numbers.Real, 0, None, closed="neither")],
-        "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
-        "fit_intercept": ["boolean"],
-        "intercept_scaling": [Interval(numbers.Real, 0, None, closed="neither")],
         "class_weight": [None, frozenset({"balanced"}), "dict"],
-        "n_jobs": [None, Interval(numbers.Integral, None, None)],
-        "random_state": ["random_state"],
-        "verbose": [Interval(numbers.Integral, 0, None, closed="left"), "boolean"],
-        "warm_start": ["boolean"],
-        "callback": [None, "callable"],
     }
 
     def __init__(self, C=1.0, solver="sdm", loss="margin", tol=None, max_iter=1000, fit_intercept=True,

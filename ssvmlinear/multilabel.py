@@ -1,10 +1,9 @@
 """Multi-label structural SVM (independent labels, Hamming loss) estimator."""
-import numbers
 
 import numpy as np
 import scipy.sparse as sp
 
-from .base import StructuredSSVM, Interval, SOLVERS, PEGASOS_CONSTRAINTS
+from .base import StructuredSSVM, SOLVERS, COMMON_CONSTRAINTS
 from .multiclass import MulticlassSSVM
 from .metrics import example_accuracy
 from .utils import check_csr, check_sample_weight
@@ -47,21 +46,10 @@ class MultiLabelSSVM(StructuredSSVM):
     """
 
     _parameter_constraints = {
-        "C": [Interval(numbers.Real, 0, None, closed="neither")],
+        **COMMON_CONSTRAINTS,
         "solver": [None, frozenset(SOLVERS)],
-        "loss": ["surrogate"],
-        **PEGASOS_CONSTRAINTS,
-        "tol": [None, Interval(numbers.Real, 0, None, closed="neither")],
-        "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
-        "fit_intercept": ["boolean"],
-        "intercept_scaling": [Interval(numbers.Real, 0, None, closed="neither")],
         "normalize_loss": ["boolean"],
         "exact_violators": ["boolean"],
-        "n_jobs": [None, Interval(numbers.Integral, None, None)],
-        "random_state": ["random_state"],
-        "verbose": [Interval(numbers.Integral, 0, None, closed="left"), "boolean"],
-        "warm_start": ["boolean"],
-        "callback": [None, "callable"],
     }
 
     def __init__(self, C=1.0, solver=None, loss="margin", tol=None, max_iter=1000, fit_intercept=True,
