@@ -35,6 +35,7 @@ def extensions():
     args = ["-O0", "-g"] if DEBUG else ["-O3"]
     exts = [
         Extension(f"ssvmlinear._kernels.{p.stem}", [str(p.relative_to(HERE))],
+                  include_dirs=[str(KERNELS.relative_to(HERE))],   # C helpers (*.h) beside the .pyx
                   extra_compile_args=args, define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")])
         for p in sources
     ]

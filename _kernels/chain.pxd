@@ -12,9 +12,16 @@ cdef class ChainStructure(Structure):
     cdef readonly Py_ssize_t trans_off, start_off, end_off
     cdef const long long[::1] starts      # token offsets of the sequences (n_examples + 1)
     cdef const int[::1] y                 # tags of all tokens
+    # token products x_t . x_s of every sequence (T_i x T_i each, at tok_off[i]) when
+    # prepare_gram() found them small enough to keep; empty otherwise
+    cdef double[::1] tok_gram
+    cdef long long[::1] tok_off
+    cdef bint has_tok_gram
 
     cdef double _unary_scores(self, const double *w, Py_ssize_t i, double lam, double *U) noexcept nogil
     cdef double _loss_weight(self, Py_ssize_t i) noexcept nogil
     cdef double _viterbi(self, const double *w, Py_ssize_t i, double lam, int *y_out, double *m_out,
                          double *delta_out, double *work, double fyi) noexcept nogil
-    cdef double _gram_pair(self, Py_ssize_t i, const int *a, const int *b, const double *P) noexcept nogil
+    cdef double _gram_pair(self, Py_ssize_t i, const int *a, const int *da, int na, const int *ta, int nta,
+                           const int *b, const double *P) noexcept nogil
+    cdef const double* _token_products(self, Py_ssize_t i, const int *da, int na, double *work) noexcept nogil

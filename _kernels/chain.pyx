@@ -2,11 +2,17 @@
 """Chain (sequence labeling) structure: Viterbi lambda-oracle, loss-indexed oracle, Gram, update."""
 import numpy as np
 from libc.math cimport NAN
+from libc.stdlib cimport malloc, free
 
 from ssvmlinear._kernels.dataset cimport CSRDataset, Row, row_dot, row_axpy, row_gemv, row_row_dot
 from ssvmlinear._kernels.structure cimport Structure
 
+cdef extern from "maxplus.h" nogil:
+    void ssvm_maxplus_step(const double *prev, const double *tr, double *cur, double *arg, Py_ssize_t K)
+
 cdef double NEG_INF = -1e300
+# Largest token-product cache prepare_gram() keeps (doubles; 32 MiB)
+cdef long long TOKEN_GRAM_LIMIT = 4 * 1024 * 1024
 
 
 cdef class ChainStructure(Structure):
@@ -64,35 +70,34 @@ cdef class ChainStructure(Structure):
 
     cdef void margins(self, const double *w, Py_ssize_t i, const int *labels, int n, double *out,
                       double *work, bint after_oracle) noexcept nogil:
-        # Unary scores come from a T x K table: the oracle's (after_oracle), or one filled in
-        # lazily, since members of a working set share most (position, tag) pairs.
+        # m(y) = sum over the positions where y differs from y_i of the unary and transition
+        # differences, so only those (position, tag) unary scores are needed: they come from a
+        # T x K table, the oracle's (after_oracle) or one filled in lazily (members of a working
+        # set share most pairs).
         cdef Py_ssize_t t, T = self.label_len(i), K = self.n_tags, s0 = self.starts[i]
         cdef int k
         cdef const int *y
-        cdef double f, fyi = 0.0, u
+        cdef const int *yi = self.true_label(i)
+        cdef const double *tr = w + self.trans_off
+        cdef double m
         cdef double *U = work
         if not after_oracle:
             for t in range(T * K):
                 U[t] = NAN
-        for k in range(n + 1):
-            y = labels + k * T if k < n else self.true_label(i)
-            f = 0.0
-            for t in range(T):
-                u = U[t * K + y[t]]
-                if u != u:  # not computed yet
-                    u = row_dot(self.X.row(s0 + t), w, K, y[t])
-                    U[t * K + y[t]] = u
-                f += u
-                if t > 0:
-                    f += w[self.trans_off + y[t - 1] * K + y[t]]
-            if self.use_start_end:
-                f += w[self.start_off + y[0]] + w[self.end_off + y[T - 1]]
-            if k < n:
-                out[k] = f
-            else:
-                fyi = f
         for k in range(n):
-            out[k] -= fyi
+            y = labels + k * T
+            m = 0.0
+            for t in range(T):
+                if y[t] != yi[t]:
+                    m += (_unary(self.X, w, U, s0, t, K, y[t]) - _unary(self.X, w, U, s0, t, K, yi[t]))
+                    if t > 0:
+                        m += tr[y[t - 1] * K + y[t]] - tr[yi[t - 1] * K + yi[t]]
+                elif t > 0 and y[t - 1] != yi[t - 1]:
+                    m += tr[y[t - 1] * K + y[t]] - tr[yi[t - 1] * K + yi[t]]
+            if self.use_start_end:
+                m += (w[self.start_off + y[0]] - w[self.start_off + yi[0]]
+                      + w[self.end_off + y[T - 1]] - w[self.end_off + yi[T - 1]])
+            out[k] = m
 
     cdef double loss(self, Py_ssize_t i, const int *y) noexcept nogil:
         cdef Py_ssize_t t, T = self.label_len(i)
@@ -148,16 +153,10 @@ cdef class ChainStructure(Structure):
         for k in range(K):
             V[k] = U[k] + (a if k != yi[0] else 0.0) + (w[self.start_off + k] if self.use_start_end else 0.0)
         for t in range(1, T):
+            # V[t, k] = max over predecessors p of V[t-1, p] + tr[p, k] (ties: lowest p), + unary
+            ssvm_maxplus_step(V + (t - 1) * K, tr, V + t * K, B + t * K, K)
             for k in range(K):
-                best = NEG_INF
-                arg = 0
-                for p in range(K):
-                    v = V[(t - 1) * K + p] + tr[p * K + k]
-                    if v > best:
-                        best = v
-                        arg = <int> p
-                V[t * K + k] = best + U[t * K + k] + (a if k != yi[t] else 0.0)
-                B[t * K + k] = arg
+                V[t * K + k] += U[t * K + k] + (a if k != yi[t] else 0.0)
         best = NEG_INF
         arg = 0
         for k in range(K):
@@ -253,30 +252,70 @@ cdef class ChainStructure(Structure):
                     e -= 1
                 labels[l * T + t - 1] = <int> p
 
-    cdef double _gram_pair(self, Py_ssize_t i, const int *a, const int *b, const double *P) noexcept nogil:
-        # dphi(a) . dphi(b) with dphi(y) = phi(y_i) - phi(y): unary terms only where a and b differ
-        # from y_i (token products from P[t*T + s] when given), transitions and start/end by
-        # counting matches.
-        cdef Py_ssize_t t, s, T = self.label_len(i), s0 = self.starts[i]
+    def prepare_gram(self):
+        """Keep the token products x_t . x_s of every sequence (sum_i T_i^2 doubles) when they
+        fit in TOKEN_GRAM_LIMIT doubles: Gram entries then need no sparse dot products."""
+        cdef Py_ssize_t i, t, s, T, s0
+        cdef long long total = 0
+        if self.has_tok_gram:
+            return
+        for i in range(self.n_examples):
+            T = self.label_len(i)
+            total += T * T
+        if total > TOKEN_GRAM_LIMIT:
+            return
+        off = np.zeros(self.n_examples + 1, dtype=np.int64)
+        gram = np.zeros(max(total, 1))
+        cdef long long[::1] ov = off
+        cdef double[::1] gv = gram
+        with nogil:
+            for i in range(self.n_examples):
+                T = self.label_len(i)
+                s0 = self.starts[i]
+                ov[i + 1] = ov[i] + T * T
+                for t in range(T):
+                    for s in range(t, T):
+                        gv[ov[i] + t * T + s] = row_row_dot(self.X.row(s0 + t), self.X.row(s0 + s))
+                        gv[ov[i] + s * T + t] = gv[ov[i] + t * T + s]
+        self.tok_off = off
+        self.tok_gram = gram
+        self.has_tok_gram = True
+
+    cdef const double* _token_products(self, Py_ssize_t i, const int *da, int na, double *work) noexcept nogil:
+        """P with P[t*T + s] = x_t . x_s for the positions t in da (all s): the cached table, or
+        those rows computed into work (T*T doubles)."""
+        cdef Py_ssize_t s, T = self.label_len(i), s0 = self.starts[i], t
+        cdef int p
+        if self.has_tok_gram:
+            return &self.tok_gram[self.tok_off[i]]
+        for p in range(na):
+            t = da[p]
+            for s in range(T):
+                work[t * T + s] = row_row_dot(self.X.row(s0 + t), self.X.row(s0 + s))
+        return work
+
+    cdef double _gram_pair(self, Py_ssize_t i, const int *a, const int *da, int na, const int *ta, int nta,
+                           const int *b, const double *P) noexcept nogil:
+        # dphi(a) . dphi(b) with dphi(y) = phi(y_i) - phi(y). Only the positions where a differs
+        # from y_i (da, na; transitions: ta, nta) and where b does contribute; token products
+        # come from P (rows da).
+        cdef Py_ssize_t s, T = self.label_len(i), t
         cdef const int *yi = self.true_label(i)
         cdef double g = 0.0, c
-        for t in range(T):
-            if a[t] == yi[t]:
+        cdef int p
+        for s in range(T):
+            if b[s] == yi[s]:
                 continue
-            for s in range(T):
-                if b[s] == yi[s]:
-                    continue
+            for p in range(na):
+                t = da[p]
                 c = ((yi[t] == yi[s]) - (yi[t] == b[s]) - (a[t] == yi[s]) + (a[t] == b[s]))
                 if c != 0.0:
-                    g += c * (P[t * T + s] if P != NULL else
-                              row_row_dot(self.X.row(s0 + t), self.X.row(s0 + s)))
-        # transitions: only those where a (resp. b) differs from y_i contribute
-        for t in range(1, T):
-            if a[t] == yi[t] and a[t - 1] == yi[t - 1]:
+                    g += c * P[t * T + s]
+        for s in range(1, T):
+            if b[s] == yi[s] and b[s - 1] == yi[s - 1]:
                 continue
-            for s in range(1, T):
-                if b[s] == yi[s] and b[s - 1] == yi[s - 1]:
-                    continue
+            for p in range(nta):
+                t = ta[p]
                 g += (_same(yi, yi, t, s) - _same(yi, b, t, s) - _same(a, yi, t, s) + _same(a, b, t, s))
         if self.use_start_end:
             g += ((yi[0] == yi[0]) - (yi[0] == b[0]) - (a[0] == yi[0]) + (a[0] == b[0]))
@@ -285,20 +324,34 @@ cdef class ChainStructure(Structure):
         return g
 
     cdef double gram(self, Py_ssize_t i, const int *a, const int *b) noexcept nogil:
-        return self._gram_pair(i, a, b, NULL)
+        # not on hot paths (gram_row is): scratch from the heap
+        cdef Py_ssize_t T = self.label_len(i)
+        cdef double *work = <double *> malloc((T * T + T) * sizeof(double))
+        cdef double g
+        if work == NULL:
+            return NAN
+        self.gram_row(i, a, b, 1, &g, work)
+        free(work)
+        return g
 
     cdef void gram_row(self, Py_ssize_t i, const int *a, const int *labels, int n, double *out,
                        double *work) noexcept nogil:
-        # Token products x_t . x_s for the positions t where a differs from y_i, computed once.
-        cdef Py_ssize_t t, s, T = self.label_len(i), s0 = self.starts[i]
+        # work: T*T doubles for token products, then the two position lists of a (T ints each)
+        cdef Py_ssize_t t, T = self.label_len(i)
         cdef const int *yi = self.true_label(i)
-        cdef int j
+        cdef int *da = <int *> (work + T * T)
+        cdef int *ta = da + T
+        cdef int na = 0, nta = 0, j
         for t in range(T):
             if a[t] != yi[t]:
-                for s in range(T):
-                    work[t * T + s] = row_row_dot(self.X.row(s0 + t), self.X.row(s0 + s))
+                da[na] = <int> t
+                na += 1
+            if t > 0 and (a[t] != yi[t] or a[t - 1] != yi[t - 1]):
+                ta[nta] = <int> t
+                nta += 1
+        cdef const double *P = self._token_products(i, da, na, work)
         for j in range(n):
-            out[j] = self._gram_pair(i, a, labels + j * T, work)
+            out[j] = self._gram_pair(i, a, da, na, ta, nta, labels + j * T, P)
 
     cdef void update(self, double *w, Py_ssize_t i, double coef, const int *y) noexcept nogil:
         cdef Py_ssize_t t, T = self.label_len(i), s0 = self.starts[i], K = self.n_tags
@@ -320,10 +373,59 @@ cdef class ChainStructure(Structure):
                 w[self.end_off + yi[T - 1]] += coef
                 w[self.end_off + y[T - 1]] -= coef
 
+    cdef void update_many(self, double *w, Py_ssize_t i, const double *coefs, const int *labels, int n,
+                          double *work) noexcept nogil:
+        # The unary part sum_t x_t (x) (sum_k c_k (e_{y_i,t} - e_{y_k,t})) is merged per position
+        # first, so each position costs one sparse axpy per distinct tag instead of two per label.
+        cdef Py_ssize_t t, c, T = self.label_len(i), s0 = self.starts[i], K = self.n_tags
+        cdef const int *yi = self.true_label(i)
+        cdef const int *y
+        cdef double *Ct = work             # Ct[t*K + tag]: coefficient removed from tag at t
+        cdef double *S = work + T * K      # S[t]: coefficient added to y_i's tag at t
+        cdef double *touched = S + T
+        cdef double coef
+        cdef int k
+        cdef Row r
+        for t in range(T * K):
+            Ct[t] = 0.0
+        for t in range(T):
+            S[t] = 0.0
+            touched[t] = 0.0
+        for k in range(n):
+            coef = coefs[k]
+            if coef == 0.0:
+                continue
+            y = labels + k * T
+            for t in range(T):
+                if y[t] != yi[t]:
+                    S[t] += coef
+                    Ct[t * K + y[t]] += coef
+                    touched[t] = 1.0
+                if t > 0 and (y[t] != yi[t] or y[t - 1] != yi[t - 1]):
+                    w[self.trans_off + yi[t - 1] * K + yi[t]] += coef
+                    w[self.trans_off + y[t - 1] * K + y[t]] -= coef
+            if self.use_start_end:
+                if y[0] != yi[0]:
+                    w[self.start_off + yi[0]] += coef
+                    w[self.start_off + y[0]] -= coef
+                if y[T - 1] != yi[T - 1]:
+                    w[self.end_off + yi[T - 1]] += coef
+                    w[self.end_off + y[T - 1]] -= coef
+        for t in range(T):
+            if touched[t] == 0.0:
+                continue
+            r = self.X.row(s0 + t)
+            if S[t] != 0.0:
+                row_axpy(r, S[t], w, K, yi[t])
+            for c in range(K):
+                if Ct[t * K + c] != 0.0:
+                    row_axpy(r, -Ct[t * K + c], w, K, c)
+
     cdef Py_ssize_t workspace_size(self) noexcept nogil:
-        # Viterbi: 3 T x K tables; margins: T x K; gram_row: T x T token products
+        # Viterbi: 3 T x K tables; margins: T x K; update_many: T x K + 2T;
+        # gram_row: T x T token products + 2T ints
         cdef Py_ssize_t T = self.max_label_len, K = self.n_tags
-        return max(3 * T * K, T * T)
+        return max(3 * T * K, T * T + T)
 
     cdef int n_loss_levels(self, Py_ssize_t i) noexcept nogil:
         return <int> self.label_len(i) + 1
@@ -421,3 +523,13 @@ cdef inline int _best_head(const double *S, const double *N, const double *ptr, 
 cdef inline double _same(const int *u, const int *v, Py_ssize_t t, Py_ssize_t s) noexcept nogil:
     """1 if transition t of u equals transition s of v."""
     return 1.0 if (u[t - 1] == v[s - 1] and u[t] == v[s]) else 0.0
+
+
+cdef inline double _unary(CSRDataset X, const double *w, double *U, Py_ssize_t s0, Py_ssize_t t,
+                          Py_ssize_t K, int tag) noexcept nogil:
+    """U[t*K + tag] = x_t . w_tag, computed on first use (NaN marks entries not computed yet)."""
+    cdef double u = U[t * K + tag]
+    if u != u:
+        u = row_dot(X.row(s0 + t), w, K, tag)
+        U[t * K + tag] = u
+    return u

@@ -12,6 +12,7 @@ cdef class DualSolver:
     def __init__(self, Structure structure, Cs, unsigned long long seed=0):
         cdef Py_ssize_t i
         self.st = structure
+        structure.prepare_gram()
         self.n = structure.n_examples
         self.Cs = np.ascontiguousarray(Cs, dtype=np.float64).copy()
         if self.Cs.shape[0] != self.n:

@@ -22,6 +22,7 @@ first label outside V_i if it violates (H > 0), so the fixed point is the optimu
 """
 import numpy as np
 
+from libc.string cimport memcpy
 
 from ssvmlinear._kernels.structure cimport Structure
 from ssvmlinear._kernels.workingset cimport WorkingSets
@@ -39,11 +40,12 @@ cdef class SDCDSolver(DualSolver):
     cdef double[::1] kwork
     cdef int[::1] klabels
     cdef double[::1] kvalues
+    cdef int[::1] active       # members a visit works on
+    cdef int[::1] glabels      # their labels, back to back, when some members are skipped
 
     def __init__(self, Structure structure, Cs, unsigned long long seed=0, bint exact_violators=True):
         DualSolver.__init__(self, structure, Cs, seed)   # Alg. 2 line 2: V_i = {y_i}, alpha_i(y_i) = C
-        self.H = np.zeros(16)
-        self.dalpha = np.zeros(16)
+        self._grow_scratch(16)
         self.settled = np.zeros(max(self.n, 1), dtype=np.int8)
         self.n_kbest_calls = 0
         self.n_updates = 0
@@ -56,10 +58,13 @@ cdef class SDCDSolver(DualSolver):
         """Coordinate steps on V_i; returns sum of squared alpha changes divided by C_i (-1 on OOM)."""
         cdef double *w = &self.w[0]
         cdef double m, d, a_new, delta, change = 0.0, C = self.Cs[i], gkk
-        cdef int k, j, n, got
+        cdef int k, j, n, got, a, na
         cdef Py_ssize_t c
         cdef double *alpha
         cdef double *G
+        cdef double *Hlast
+        cdef int *labels
+        cdef const int *act
         cdef Py_ssize_t L = self.st.label_len(i)
         if use_oracle:
             self.st.oracle(w, i, 1.0, &self.ybuf[0], &m, &d, &self.work[0])
@@ -88,17 +93,33 @@ cdef class SDCDSolver(DualSolver):
         alpha = self.ws.alpha(i)
         G = self.ws.gram(i)
         c = self.ws.cap[i]
-        self.st.margins(w, i, self.ws.labels(i), n, &self.H[0], &self.work[0], use_oracle)
+        labels = self.ws.labels(i)
+        Hlast = self.ws.aux(i)
+        # Variable shrinking (Hsieh et al. 2008): a type-II visit skips the members that sat at a
+        # bound their gradient pushed them against when last visited; type-I visits (where the
+        # stopping rule is checked) take every member.
+        na = 0
         for k in range(n):
+            if use_oracle or not ((alpha[k] <= 0.0 and Hlast[k] < 0.0) or (alpha[k] >= C and Hlast[k] > 0.0)):
+                self.active[na] = k
+                na += 1
+        act = &self.active[0]
+        if na < n:
+            for a in range(na):
+                memcpy(&self.glabels[a * L], labels + act[a] * L, L * sizeof(int))
+            labels = &self.glabels[0]
+        self.st.margins(w, i, labels, na, &self.H[0], &self.work[0], use_oracle)
+        for a in range(na):
             # H = l_i(y) - w . dphi_i(y) = -gradient (IV.5)
-            self.H[k] += self.ws.loss(i)[k]
-            self.dalpha[k] = 0.0
-        for k in range(n):
+            self.H[a] += self.ws.loss(i)[act[a]]
+            self.dalpha[a] = 0.0
+        for a in range(na):
+            k = act[a]
             gkk = G[k * c + k]
             if gkk > 1e-300:
-                a_new = alpha[k] + self.H[k] / gkk                 # (IV.6)
+                a_new = alpha[k] + self.H[a] / gkk                 # (IV.6)
             else:
-                a_new = C if self.H[k] > 0.0 else (0.0 if self.H[k] < 0.0 else alpha[k])
+                a_new = C if self.H[a] > 0.0 else (0.0 if self.H[a] < 0.0 else alpha[k])
             if a_new < 0.0:
                 a_new = 0.0
             elif a_new > C:
@@ -107,21 +128,20 @@ cdef class SDCDSolver(DualSolver):
             if delta == 0.0:
                 continue
             alpha[k] = a_new
-            self.dalpha[k] += delta
+            self.dalpha[a] += delta
             change += delta * delta / C
-            for j in range(n):
-                self.H[j] -= delta * G[k * c + j]
+            for j in range(na):
+                self.H[j] -= delta * G[k * c + act[j]]
             self.n_updates += 1
-        for k in range(n):
-            if self.dalpha[k] != 0.0:
-                self.st.update(w, i, self.dalpha[k], self.ws.label(i, k))  # (IV.7)
-        # Shrinking (Hsieh et al. 2008): an example whose variables all sit at the bound their
-        # gradient pushes them to is skipped by type-II passes until the next type-I pass.
+        self.st.update_many(w, i, &self.dalpha[0], labels, na, &self.work[0])  # (IV.7)
+        # Shrinking of examples: one whose variables all sit at the bound their gradient pushes
+        # them to is skipped by type-II passes until the next type-I pass.
         self.settled[i] = 1
-        for k in range(n):
-            if not ((alpha[k] <= 0.0 and self.H[k] <= 0.0) or (alpha[k] >= C and self.H[k] >= 0.0)):
+        for a in range(na):
+            k = act[a]
+            Hlast[k] = self.H[a]
+            if not ((alpha[k] <= 0.0 and self.H[a] <= 0.0) or (alpha[k] >= C and self.H[a] >= 0.0)):
                 self.settled[i] = 0
-                break
         return change
 
     def run_pass(self, bint use_oracle, double deltathresh):
@@ -163,3 +183,5 @@ cdef class SDCDSolver(DualSolver):
     def _grow_scratch(self, Py_ssize_t m):
         self.H = np.zeros(m)
         self.dalpha = np.zeros(m)
+        self.active = np.zeros(m, dtype=np.int32)
+        self.glabels = np.zeros(m * max(self.st.max_label_len, 1), dtype=np.int32)

@@ -41,6 +41,11 @@ cdef class Structure:
                        double *work) noexcept nogil
     # w += coef * (phi(y_i) - phi(y)), touching only the nonzeros of x_i
     cdef void update(self, double *w, Py_ssize_t i, double coef, const int *y) noexcept nogil
+    # w += sum_k coefs[k] * (phi(y_i) - phi(labels[k])) for n labels stored back to back (zero
+    # coefficients skipped); structures may merge the terms (a visit of the dual solvers changes
+    # several alphas of one example). work: workspace_size() doubles.
+    cdef void update_many(self, double *w, Py_ssize_t i, const double *coefs, const int *labels, int n,
+                          double *work) noexcept nogil
     cdef Py_ssize_t workspace_size(self) noexcept nogil
     # k-best: the (up to) k labels with the largest m(y) + lam * Delta(y, y_i), best first, in
     # labels_out (k x label_len) with those values; returns how many exist (<= k).

@@ -47,6 +47,19 @@ cdef class Structure:
     cdef void update(self, double *w, Py_ssize_t i, double coef, const int *y) noexcept nogil:
         pass
 
+    cdef void update_many(self, double *w, Py_ssize_t i, const double *coefs, const int *labels, int n,
+                          double *work) noexcept nogil:
+        cdef int k
+        cdef Py_ssize_t L = self.label_len(i)
+        for k in range(n):
+            if coefs[k] != 0.0:
+                self.update(w, i, coefs[k], labels + k * L)
+
+    def prepare_gram(self):
+        """Called by the dual solvers before they compute Gram entries; structures may cache
+        what gram()/gram_row() reuse across calls (default: nothing)."""
+        pass
+
     cdef Py_ssize_t workspace_size(self) noexcept nogil:
         return 0
 
@@ -172,6 +185,12 @@ cdef class Structure:
 
     def py_update(self, double[::1] w, Py_ssize_t i, double coef, const int[::1] y):
         self.update(&w[0], i, coef, &y[0])
+
+    def py_update_many(self, double[::1] w, Py_ssize_t i, const double[::1] coefs, const int[::1] labels):
+        import numpy as np
+        work = np.zeros(max(self.workspace_size(), 1))
+        cdef double[::1] wv = work
+        self.update_many(&w[0], i, &coefs[0], &labels[0], <int> coefs.shape[0], &wv[0])
 
     def py_true_label(self, Py_ssize_t i):
         import numpy as np

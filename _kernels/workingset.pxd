@@ -1,9 +1,10 @@
 # Per-example working sets of labels for the dual solvers (SDM, LSE-SDCD).
 #
 # For each example i: size[i] labels, each a flat int array of label_len(i) entries, with their dual
-# variable alpha, task loss and the cached Gram matrix G[k, j] = dphi_i(y_k) . dphi_i(y_j)
+# variable alpha, task loss, a value the solver may keep per member (aux; 0 on entry) and the
+# cached Gram matrix G[k, j] = dphi_i(y_k) . dphi_i(y_j)
 # (row stride cap[i]), computed once when a label enters the set. All of an example's arrays live
-# in one allocation (labels, then alpha, loss and Gram), so a visit touches one memory block.
+# in one allocation (labels, then alpha, loss, aux and Gram), so a visit touches one memory block.
 from ssvmlinear._kernels.structure cimport Structure
 
 
@@ -34,5 +35,8 @@ cdef class WorkingSets:
     cdef inline double* loss(self, Py_ssize_t i) noexcept nogil:
         return self.block[i] + self.label_ints[i] // 2 + self.cap[i]
 
-    cdef inline double* gram(self, Py_ssize_t i) noexcept nogil:
+    cdef inline double* aux(self, Py_ssize_t i) noexcept nogil:
         return self.block[i] + self.label_ints[i] // 2 + 2 * self.cap[i]
+
+    cdef inline double* gram(self, Py_ssize_t i) noexcept nogil:
+        return self.block[i] + self.label_ints[i] // 2 + 3 * self.cap[i]

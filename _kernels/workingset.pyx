@@ -67,15 +67,16 @@ cdef class WorkingSets:
         if new > 1000000:  # a working set this large means something else is wrong; report OOM
             return -1
         cdef Py_ssize_t lints = ((new * L + 1) // 2) * 2
-        cdef double *b = <double *> malloc((lints // 2 + 2 * new + new * new) * sizeof(double))
+        cdef double *b = <double *> malloc((lints // 2 + 3 * new + new * new) * sizeof(double))
         if b == NULL:
             return -1
         cdef double *a_new = b + lints // 2
-        cdef double *g_new = a_new + 2 * new
+        cdef double *g_new = a_new + 3 * new
         if self.block[i] != NULL:
             memcpy(b, self.block[i], n * L * sizeof(int))
             memcpy(a_new, self.alpha(i), n * sizeof(double))
             memcpy(a_new + new, self.loss(i), n * sizeof(double))
+            memcpy(a_new + 2 * new, self.aux(i), n * sizeof(double))
             for k in range(n):
                 for j in range(n):
                     g_new[k * new + j] = self.gram(i)[k * old + j]
@@ -97,6 +98,7 @@ cdef class WorkingSets:
         memcpy(lab + k * L, y, L * sizeof(int))
         self.alpha(i)[k] = 0.0
         self.loss(i)[k] = loss
+        self.aux(i)[k] = 0.0
         self.size[i] = <int> (k + 1)
         self.st.gram_row(i, lab + k * L, lab, <int> (k + 1), G + k * c, self.work)
         for j in range(k):
@@ -110,6 +112,7 @@ cdef class WorkingSets:
         cdef int *lab = self.labels(i)
         cdef double *alpha = self.alpha(i)
         cdef double *loss = self.loss(i)
+        cdef double *aux = self.aux(i)
         cdef double *G = self.gram(i)
         for k in range(n):
             if not flags[k]:
@@ -118,6 +121,7 @@ cdef class WorkingSets:
                 memcpy(lab + kk * L, lab + k * L, L * sizeof(int))
                 alpha[kk] = alpha[k]
                 loss[kk] = loss[k]
+                aux[kk] = aux[k]
             jj = 0
             for j in range(n):
                 if flags[j]:

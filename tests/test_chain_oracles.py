@@ -141,6 +141,32 @@ def test_gram_row_and_margins_agree_with_single_calls(seed):
         np.testing.assert_allclose(st.py_margins(w, i, flat), expect, atol=1e-10)
 
 
+@pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize("seed", range(3))
+def test_gram_and_update_many_match_explicit_feature_vectors(case, seed):
+    """Gram entries (with and without the token-product cache) are dphi(a) . dphi(b), and
+    update_many adds sum_k c_k dphi(y_k), against the explicit joint feature map."""
+    st, D, y, lengths, w = random_chain_problem(seed, K=3, max_T=6, **case)
+    starts = np.r_[0, np.cumsum(lengths)]
+    rng = np.random.default_rng(seed)
+    K, se, bias = 3, case["start_end"], case["bias"]
+    for cached in (False, True):
+        if cached:
+            st.prepare_gram()
+        for i in range(len(lengths)):
+            Di, T = D[starts[i]:starts[i + 1]], int(lengths[i])
+            labels = rng.integers(0, K, (5, T)).astype(np.int32)
+            dphi = [phi(Di, y[starts[i]:starts[i + 1]], K, se, bias) - phi(Di, b, K, se, bias) for b in labels]
+            for a, da in zip(labels, dphi):
+                np.testing.assert_allclose(st.py_gram_row(i, a, labels.ravel()), [da @ db for db in dphi],
+                                           atol=1e-10)
+            coefs = rng.standard_normal(5)
+            coefs[rng.integers(5)] = 0.0
+            w1 = w.copy()
+            st.py_update_many(w1, i, coefs, labels.ravel())
+            np.testing.assert_allclose(w1, w + sum(c * d for c, d in zip(coefs, dphi)), atol=1e-10)
+
+
 def test_ties_are_broken_towards_the_lowest_tags():
     st, D, y, lengths, w = random_chain_problem(3, n_seq=3, max_T=5, K=3)
     zero = np.zeros_like(w)
