@@ -7,7 +7,7 @@ from libc.stdlib cimport malloc, free
 from ssvmlinear._kernels.dataset cimport CSRDataset, Row, row_dot, row_axpy, row_gemv, row_row_dot
 from ssvmlinear._kernels.structure cimport Structure
 
-cdef extern from "maxplus.h" nogil:
+cdef extern from "inner_loops.h" nogil:
     void ssvm_maxplus_step(const double *prev, const double *tr, double *cur, double *arg, Py_ssize_t K)
 
 cdef double NEG_INF = -1e300

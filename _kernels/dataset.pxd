@@ -51,18 +51,16 @@ cdef inline void row_axpy(Row r, double a, double *w, Py_ssize_t stride, Py_ssiz
         w[r.bias_col * stride + offset] += a * r.bias
 
 
+cdef extern from "inner_loops.h" nogil:
+    void ssvm_row_gemv(const int *ind, const double *val, Py_ssize_t nnz, const double *w, Py_ssize_t stride,
+                       double *out)
+
+
 cdef inline void row_gemv(Row r, const double *w, Py_ssize_t stride, double *out) noexcept nogil:
     """out[c] = sum_j x_j * w[j*stride + c] for c < stride (all blocks of a row at once)."""
-    cdef Py_ssize_t k, c
+    cdef Py_ssize_t c
     cdef const double *wj
-    cdef double v
-    for c in range(stride):
-        out[c] = 0.0
-    for k in range(r.nnz):
-        v = r.val[k]
-        wj = w + <Py_ssize_t> r.ind[k] * stride
-        for c in range(stride):
-            out[c] += v * wj[c]
+    ssvm_row_gemv(r.ind, r.val, r.nnz, w, stride, out)
     if r.bias != 0.0:
         wj = w + r.bias_col * stride
         for c in range(stride):

@@ -1,0 +1,74 @@
+/* Inner loops that the C compiler does not vectorise or keep in registers when written in Cython
+ * (conditional selects, accumulators across an outer loop). Plain C99 + SSE2 where available. */
+#ifndef SSVM_INNER_LOOPS_H
+#define SSVM_INNER_LOOPS_H
+#include <stddef.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+/* out[c] = sum_k val[k] * w[ind[k]*stride + c] for c < stride: the product of a sparse row with
+ * the (feature-major) weight blocks. Eight outputs at a time stay in registers over the nonzeros;
+ * each output is summed in the order of the nonzeros. */
+static inline void ssvm_row_gemv(const int *ind, const double *val, ptrdiff_t nnz, const double *w,
+                                 ptrdiff_t stride, double *out)
+{
+    ptrdiff_t c = 0, k;
+    for (; c + 8 <= stride; c += 8) {
+        double a0 = 0.0, a1 = 0.0, a2 = 0.0, a3 = 0.0, a4 = 0.0, a5 = 0.0, a6 = 0.0, a7 = 0.0;
+        for (k = 0; k < nnz; k++) {
+            const double v = val[k];
+            const double *wj = w + (ptrdiff_t)ind[k] * stride + c;
+            a0 += v * wj[0]; a1 += v * wj[1]; a2 += v * wj[2]; a3 += v * wj[3];
+            a4 += v * wj[4]; a5 += v * wj[5]; a6 += v * wj[6]; a7 += v * wj[7];
+        }
+        out[c] = a0; out[c + 1] = a1; out[c + 2] = a2; out[c + 3] = a3;
+        out[c + 4] = a4; out[c + 5] = a5; out[c + 6] = a6; out[c + 7] = a7;
+    }
+    for (; c < stride; c++) {
+        double a = 0.0;
+        for (k = 0; k < nnz; k++)
+            a += val[k] * w[(ptrdiff_t)ind[k] * stride + c];
+        out[c] = a;
+    }
+}
+
+/* Max-plus step of the Viterbi recursion, branch-free:
+ *   cur[k] = max_p prev[p] + tr[p*K + k],  arg[k] = the lowest such p (as a double),
+ * p outer and k inner over contiguous rows of tr; SSE2 two lanes at a time where available.
+ * Ties keep the lowest p (strict >), exactly as a scalar loop over increasing p would. */
+static inline void ssvm_maxplus_step(const double *prev, const double *tr, double *cur, double *arg,
+                                     ptrdiff_t K)
+{
+    ptrdiff_t k, p;
+    for (k = 0; k < K; k++) {
+        cur[k] = prev[0] + tr[k];
+        arg[k] = 0.0;
+    }
+    for (p = 1; p < K; p++) {
+        const double vp = prev[p], pd = (double)p;
+        const double *row = tr + p * K;
+        k = 0;
+#if defined(__SSE2__)
+        {
+            const __m128d vvp = _mm_set1_pd(vp), vpd = _mm_set1_pd(pd);
+            for (; k + 2 <= K; k += 2) {
+                __m128d v = _mm_add_pd(vvp, _mm_loadu_pd(row + k));
+                __m128d c = _mm_loadu_pd(cur + k);
+                __m128d a = _mm_loadu_pd(arg + k);
+                __m128d gt = _mm_cmpgt_pd(v, c);
+                _mm_storeu_pd(cur + k, _mm_or_pd(_mm_and_pd(gt, v), _mm_andnot_pd(gt, c)));
+                _mm_storeu_pd(arg + k, _mm_or_pd(_mm_and_pd(gt, vpd), _mm_andnot_pd(gt, a)));
+            }
+        }
+#endif
+        for (; k < K; k++) {
+            const double v = vp + row[k];
+            if (v > cur[k]) {
+                cur[k] = v;
+                arg[k] = pd;
+            }
+        }
+    }
+}
+#endif
