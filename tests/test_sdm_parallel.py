@@ -137,3 +137,14 @@ def test_kernel_checks_its_block_buffers():
         solver.helper(0)
     solver.stop_helpers()
     solver.helper(1)                        # returns at once after stop_helpers
+
+
+def test_inside_threaded_cross_validation():
+    """SDM with helpers inside joblib threads (cross-validation folds, as ssvm-train -v -n does):
+    no deadlock whatever joblib gives the nested call, and the same predictions."""
+    from ssvmlinear.model_selection import cross_val_predict
+    X, y, lengths = chain_data(seed=6)
+    est = ChainSSVM(C=0.3, tol=1e-2, oracle_batch=8, n_jobs=2)
+    a = cross_val_predict(est.set_params(n_jobs=1), X, y, 3, seed=0, n_jobs=1, lengths=lengths)
+    b = cross_val_predict(est.set_params(n_jobs=2), X, y, 3, seed=0, n_jobs=2, lengths=lengths)
+    assert np.array_equal(a, b)
