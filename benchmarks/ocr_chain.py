@@ -36,9 +36,9 @@ Tables:
      the best mean test accuracy in table 1 -- chosen on test data, for orientation only).
   5. "large": train on folds 1-9 (6,251 words, 47,535 letters), test on fold 0 (4,617 letters):
      SDCD and SDM at --large-C, CRFsuite at --large-c2: seconds, accuracy, peak RSS; unless
-     --skip-cp, CP and CP-margin with n_jobs = 1 and 2, and SDM with --large-sdm-batch oracle
-     blocks with n_jobs = 1 and 2: the seconds of the oracle phase (oracle_seconds_) and of the fit,
-     and the n_jobs 2 vs 1 speed-ups.
+     --skip-cp, CP and CP-margin with n_jobs = 1 and 2, and (unless --large-sdm-batch is 1) SDM
+     with oracle blocks of --large-sdm-batch examples with n_jobs = 1 and 2: the seconds of the
+     oracle phase (oracle_seconds_) and of the fit, and the n_jobs 2 vs 1 speed-ups.
 ConvergenceWarnings are silenced; fits that did not converge are counted and listed at the end.
 
     python benchmarks/ocr_chain.py                                    # everything (long: C=1 is slow)
@@ -286,7 +286,7 @@ def main():
     ap.add_argument("--skip-large", action="store_true", help="no large run (table 5)")
     ap.add_argument("--skip-cp", action="store_true", help="no cutting-plane runs")
     ap.add_argument("--large-sdm-batch", type=int, default=64,
-                    help="SDM oracle_batch of the large run's n_jobs = 1 vs 2 rows (default 64)")
+                    help="SDM oracle_batch of the large run's n_jobs = 1 vs 2 rows (default 64; 1: no such rows)")
     ap.add_argument("--png", type=Path, default=ROOT / "results" / "ocr_fig2.png", help="Fig. 2 output")
     ap.add_argument("--json", help="also write all results to this file")
     ap.add_argument("--worker", nargs=2, help=argparse.SUPPRESS)
@@ -512,20 +512,19 @@ def main():
         if not args.skip_crf:
             jobs.append((f"crf c2={args.large_c2:g}", "crf", args.large_c2))
         pairs = []      # (label, key with n_jobs=1, key with n_jobs=2)
-        if not args.skip_cp:
-            for C in large_Cs:
-                variants = [("cp", {}), ("cp-margin", {})]
-                if args.large_sdm_batch > 1:
-                    variants.append(("sdm", {"oracle_batch": args.large_sdm_batch}))
-                for solver, opts in variants:
-                    keys = []
-                    for n_jobs in (1, 2):
-                        key = (f"{solver} C={C:g}" + "".join(f" {k}={v}" for k, v in opts.items())
-                               + f" n_jobs={n_jobs}")
-                        jobs.append((key, solver, C, dict(opts, n_jobs=n_jobs)))
-                        keys.append(key)
-                    pairs.append((f"{LABEL[solver]} C={C:g}" + (f" B={opts['oracle_batch']}" if opts else ""),
-                                  *keys))
+        for C in large_Cs:
+            variants = [] if args.skip_cp else [("cp", {}), ("cp-margin", {})]
+            if args.large_sdm_batch > 1:
+                variants.append(("sdm", {"oracle_batch": args.large_sdm_batch}))
+            for solver, opts in variants:
+                keys = []
+                for n_jobs in (1, 2):
+                    key = (f"{solver} C={C:g}" + "".join(f" {k}={v}" for k, v in opts.items())
+                           + f" n_jobs={n_jobs}")
+                    jobs.append((key, solver, C, dict(opts, n_jobs=n_jobs)))
+                    keys.append(key)
+                pairs.append((f"{LABEL[solver]} C={C:g}" + (f" B={opts['oracle_batch']}" if opts else ""),
+                              *keys))
         rs = run_reps(jobs, "large", args.reps)
         head = (f"{'method':>9} {'param':>8} | {'seconds':>8} {'acc %':>6} | {'peak MB':>7} {'train MB':>8} | "
                 f"{'passes':>6} {'|V|':>7} {'conv':>4} | {'n_jobs':>6} {'B':>4} {'oracle s':>8} {'calls':>8}")
