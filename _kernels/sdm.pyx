@@ -15,15 +15,53 @@ cached Gram matrix and w once at the end. Type-I passes first call the loss-augm
 Members with alpha = 0 that do not violate are dropped (shrinking); the oracle re-adds them when
 needed. KKT violation of example i: max_y H_i(y) - min_{alpha_i(y) > 0} H_i(y), zero at the
 optimum for every i (Keerthi et al. 2008; Balamurugan et al. 2011).
+
+Batched type-I passes (batch B > 1): the shuffled examples are taken in blocks of B. The oracles
+of a block are all asked at the weights of the block's start, each answer written to its slot of
+the block buffers (labels, m, Delta); then the block's visits run sequentially in block order as
+above, each adding its slot's label. The first example of a block sees the same w as the sequential
+method; later ones may get a label that was the most violating a few updates earlier. At a fixed
+point w does not change, so the optimum and the stopping rule are unchanged. B = 1 is the
+sequential method (oracle inline, bit-for-bit the unbatched code).
+
+The oracles of a block only read w, so helper threads share them: helper(k) (run by a joblib
+thread, nogil) waits on a condition variable for shared work, claims small ranges of it under a
+mutex and computes them with its own work buffer; the pass's own thread claims ranges too and,
+when none are left, waits for the claimed ones to finish before the visits. Which thread computes
+an answer does not change it, so results are identical for any number of helpers (none: the pass's
+thread computes everything). The primal objective's oracle values are shared the same way and
+summed in example order.
 """
 import numpy as np
 
 from libc.stdlib cimport malloc, realloc, free
+from libc.time cimport timespec
+from libc.threads cimport (mtx_t, cnd_t, mtx_init, mtx_lock, mtx_unlock, mtx_destroy, cnd_init,
+                           cnd_wait, cnd_broadcast, cnd_signal, cnd_destroy, mtx_plain, thrd_success)
 
 from ssvmlinear._kernels.structure cimport Structure
 from ssvmlinear._kernels.workingset cimport WorkingSets
 from ssvmlinear._kernels.dualsolver cimport DualSolver
 from ssvmlinear._kernels.rng cimport rng_shuffle
+
+
+cdef extern from "<time.h>" nogil:
+    int timespec_get(timespec *ts, int base)
+    enum:
+        TIME_UTC
+
+
+cdef inline double _now() noexcept nogil:
+    cdef timespec ts
+    timespec_get(&ts, TIME_UTC)
+    return ts.tv_sec + 1e-9 * ts.tv_nsec
+
+
+# kinds of shared work
+cdef enum:
+    JOB_NONE = 0
+    JOB_ORACLES = 1   # the block's oracles: pass positions lo..hi-1 into slots (t - lo)
+    JOB_SLACKS = 2    # slack[i] = max_y H_i(y) for examples lo..hi-1 (primal objective)
 
 
 cdef class SDMSolver(DualSolver):
@@ -33,17 +71,64 @@ cdef class SDMSolver(DualSolver):
     cdef Py_ssize_t scratch_cap
     cdef public long long n_smo_steps
     cdef public int max_inner
+    # block buffers: per-slot oracle answers (labels of Lmax ints, m, Delta)
+    cdef int[::1] b_labels
+    cdef double[::1] b_m
+    cdef double[::1] b_delta
+    cdef Py_ssize_t Lmax
+    cdef readonly Py_ssize_t batch_cap
+    # per-thread oracle scratch; row 0 is the pass's own thread, row k helper k
+    cdef double[:, ::1] t_work
+    cdef int[:, ::1] t_ybuf
+    cdef readonly Py_ssize_t n_threads
+    cdef double[::1] slack
+    # shared work (guarded by mu): [job_lo, job_hi) of kind job_kind, claimed up to job_next in
+    # ranges of job_grain, job_done finished; helpers sleep on cv_work, the pass thread on cv_done
+    cdef mtx_t mu
+    cdef cnd_t cv_work
+    cdef cnd_t cv_done
+    cdef bint sync_ready
+    cdef int job_kind
+    cdef Py_ssize_t job_lo, job_hi, job_next, job_done, job_grain
+    cdef bint stopping
+    cdef public int n_helpers          # helpers running (they announce themselves)
+    # seconds spent in the loss-augmented oracles of type-I passes (wall clock of the pass's thread)
+    cdef public double oracle_seconds
+    cdef public long long n_helper_ranges   # ranges computed by helpers (diagnostics)
 
     def __cinit__(self):
         self.H = NULL
         self.dalpha = NULL
         self.flags = NULL
         self.scratch_cap = 0
+        self.sync_ready = False
+        if mtx_init(&self.mu, mtx_plain) != thrd_success:
+            raise MemoryError("mutex")
+        if cnd_init(&self.cv_work) != thrd_success or cnd_init(&self.cv_done) != thrd_success:
+            raise MemoryError("condition variable")
+        self.sync_ready = True
 
-    def __init__(self, Structure structure, Cs, unsigned long long seed=0, int max_inner=100):
+    def __init__(self, Structure structure, Cs, unsigned long long seed=0, int max_inner=100,
+                 Py_ssize_t batch=1, Py_ssize_t n_threads=1):
         DualSolver.__init__(self, structure, Cs, seed)
+        if batch < 1 or n_threads < 1:
+            raise ValueError("batch and n_threads must be >= 1")
         self.max_inner = max_inner
         self.n_smo_steps = 0
+        self.oracle_seconds = 0.0
+        self.n_helper_ranges = 0
+        self.n_helpers = 0
+        self.stopping = False
+        self.job_kind = JOB_NONE
+        self.Lmax = max(structure.max_label_len, 1)
+        self.batch_cap = batch
+        self.b_labels = np.zeros(batch * self.Lmax, dtype=np.int32)
+        self.b_m = np.zeros(batch)
+        self.b_delta = np.zeros(batch)
+        self.n_threads = n_threads
+        self.t_work = np.zeros((n_threads, max(structure.workspace_size(), 1)))
+        self.t_ybuf = np.zeros((n_threads, self.Lmax), dtype=np.int32)
+        self.slack = np.zeros(max(self.n, 1))
         if self._ensure_scratch(8) < 0:
             raise MemoryError()
 
@@ -51,6 +136,10 @@ cdef class SDMSolver(DualSolver):
         free(self.H)
         free(self.dalpha)
         free(self.flags)
+        if self.sync_ready:
+            mtx_destroy(&self.mu)
+            cnd_destroy(&self.cv_work)
+            cnd_destroy(&self.cv_done)
 
     cdef int _ensure_scratch(self, Py_ssize_t m) noexcept nogil:
         cdef double *h
@@ -74,8 +163,10 @@ cdef class SDMSolver(DualSolver):
         self.scratch_cap = m
         return 0
 
-    cdef double _visit(self, Py_ssize_t i, bint use_oracle, double inner_tol) noexcept nogil:
-        """Optimise example i's sub-problem; returns its KKT violation before the visit (-1 on OOM)."""
+    cdef double _visit(self, Py_ssize_t i, bint use_oracle, double inner_tol, Py_ssize_t slot) noexcept nogil:
+        """Optimise example i's sub-problem; returns its KKT violation before the visit (-1 on OOM).
+        slot >= 0: the oracle's answer was computed before (at other weights) and sits in that
+        slot of the block buffers; slot < 0: call the oracle here (if use_oracle)."""
         cdef double *w = &self.w[0]
         cdef double m, d, gap, q, delta, viol, hmin
         cdef int k, n, up, down, step
@@ -84,10 +175,20 @@ cdef class SDMSolver(DualSolver):
         cdef double *G
         cdef double *H = self.H
         cdef double *dalpha = self.dalpha
+        cdef double t0
+        cdef const int *y
+        cdef bint fresh = use_oracle and slot < 0    # work holds this oracle's unary scores
         if use_oracle:
-            self.st.oracle(w, i, 1.0, &self.ybuf[0], &m, &d, &self.work[0])
+            if slot < 0:
+                t0 = _now()
+                self.st.oracle(w, i, 1.0, &self.ybuf[0], &m, &d, &self.work[0])
+                self.oracle_seconds += _now() - t0
+                y = &self.ybuf[0]
+            else:
+                y = &self.b_labels[slot * self.Lmax]
+                d = self.b_delta[slot]
             self.n_oracle_calls += 1
-            if self.ws.find(i, &self.ybuf[0]) < 0 and self.ws.append(i, &self.ybuf[0], d) < 0:
+            if self.ws.find(i, y) < 0 and self.ws.append(i, y, d) < 0:
                 return -1.0
         n = self.ws.size[i]
         if n < 2:
@@ -99,7 +200,7 @@ cdef class SDMSolver(DualSolver):
         alpha = self.ws.alpha(i)
         G = self.ws.gram(i)
         c = self.ws.cap[i]
-        self.st.margins(w, i, self.ws.labels(i), n, H, &self.work[0], use_oracle)
+        self.st.margins(w, i, self.ws.labels(i), n, H, &self.work[0], fresh)
         for k in range(n):
             H[k] += self.ws.loss(i)[k]
             dalpha[k] = 0.0
@@ -145,40 +246,157 @@ cdef class SDMSolver(DualSolver):
         self.ws.keep(i, self.flags)
         return viol
 
-    def run_pass(self, bint use_oracle, double inner_tol):
-        """One pass over the examples in random order; returns the maximal KKT violation seen."""
-        cdef Py_ssize_t t, i, m = 0
-        cdef double v, vmax = 0.0
-        cdef bint oom = False
+    cdef Py_ssize_t _build_order(self, bint use_oracle) noexcept nogil:
+        """The examples of a pass (type-II: working sets of size >= 2 only) in self.order, shuffled."""
+        cdef Py_ssize_t i, m = 0
+        for i in range(self.n):
+            if self.Cs[i] > 0.0 and (use_oracle or self.ws.size[i] >= 2):
+                self.order[m] = i
+                m += 1
+        if m > 1:
+            rng_shuffle(&self.rng_state, &self.order[0], m)
+        return m
+
+    cdef void _compute(self, int kind, Py_ssize_t base, Py_ssize_t lo, Py_ssize_t hi,
+                       Py_ssize_t tid) noexcept nogil:
+        """One claimed range of shared work, with thread tid's scratch (reads w only)."""
+        cdef Py_ssize_t t, b, i
+        cdef double m, d
+        cdef double *w = &self.w[0]
+        cdef double *work = &self.t_work[tid, 0]
+        if kind == JOB_ORACLES:
+            for t in range(lo, hi):
+                b = t - base
+                self.st.oracle(w, self.order[t], 1.0, &self.b_labels[b * self.Lmax], &self.b_m[b],
+                               &self.b_delta[b], work)
+        else:
+            for i in range(lo, hi):
+                if self.Cs[i] > 0.0:
+                    self.slack[i] = self.st.oracle(w, i, 1.0, &self.t_ybuf[tid, 0], &m, &d, work)
+
+    cdef void _share(self, int kind, Py_ssize_t lo, Py_ssize_t hi, Py_ssize_t grain) noexcept nogil:
+        """Computes [lo, hi) of `kind` with whichever helpers are running; returns when all is done."""
+        cdef Py_ssize_t a, b, base = lo
+        if hi <= lo:
+            return
+        mtx_lock(&self.mu)
+        self.job_kind, self.job_lo, self.job_hi = kind, lo, hi
+        self.job_next, self.job_done, self.job_grain = lo, 0, max(grain, 1)
+        if self.n_helpers > 0:
+            cnd_broadcast(&self.cv_work)
+        while self.job_next < self.job_hi:
+            a = self.job_next
+            b = min(a + self.job_grain, self.job_hi)
+            self.job_next = b
+            mtx_unlock(&self.mu)
+            self._compute(kind, base, a, b, 0)
+            mtx_lock(&self.mu)
+            self.job_done += b - a
+        while self.job_done < self.job_hi - self.job_lo:
+            cnd_wait(&self.cv_done, &self.mu)
+        self.job_kind = JOB_NONE
+        mtx_unlock(&self.mu)
+
+    def helper(self, Py_ssize_t tid):
+        """Body of helper thread tid (1 <= tid < n_threads): computes claimed ranges of shared work
+        until stop_helpers(); releases the GIL throughout. Only one call per tid at a time."""
+        cdef int kind
+        cdef Py_ssize_t a, b, base
+        cdef long long ranges = 0
+        if not 1 <= tid < self.n_threads:
+            raise ValueError(f"helper: tid must lie in [1, {self.n_threads})")
         with nogil:
-            # Type-II passes visit only working sets of size >= 2 (the others have no violation).
-            for i in range(self.n):
-                if self.Cs[i] > 0.0 and (use_oracle or self.ws.size[i] >= 2):
-                    self.order[m] = i
-                    m += 1
-            if m > 1:
-                rng_shuffle(&self.rng_state, &self.order[0], m)
-            for t in range(m):
-                i = self.order[t]
-                v = self._visit(i, use_oracle, inner_tol)
-                if v == -1.0:
-                    oom = True
-                    break
-                if v > vmax:
-                    vmax = v
+            mtx_lock(&self.mu)
+            self.n_helpers += 1
+            while not self.stopping:
+                if self.job_kind != JOB_NONE and self.job_next < self.job_hi:
+                    kind, base = self.job_kind, self.job_lo
+                    a = self.job_next
+                    b = min(a + self.job_grain, self.job_hi)
+                    self.job_next = b
+                    mtx_unlock(&self.mu)
+                    self._compute(kind, base, a, b, tid)
+                    ranges += 1
+                    mtx_lock(&self.mu)
+                    self.job_done += b - a
+                    if self.job_done == self.job_hi - self.job_lo:
+                        cnd_signal(&self.cv_done)
+                else:
+                    cnd_wait(&self.cv_work, &self.mu)
+            self.n_helpers -= 1
+            self.n_helper_ranges += ranges
+            mtx_unlock(&self.mu)
+
+    def stop_helpers(self):
+        """Makes every helper return (now, or as soon as it starts)."""
+        with nogil:
+            mtx_lock(&self.mu)
+            self.stopping = True
+            cnd_broadcast(&self.cv_work)
+            mtx_unlock(&self.mu)
+
+    cdef double _visits(self, Py_ssize_t start, Py_ssize_t stop, double inner_tol) noexcept nogil:
+        """Visits of order[start:stop] with the block's oracle answers; max violation, -1 on OOM."""
+        cdef Py_ssize_t t
+        cdef double v, vmax = 0.0
+        for t in range(start, stop):
+            v = self._visit(self.order[t], True, inner_tol, t - start)
+            if v == -1.0:
+                return -1.0
+            if v > vmax:
+                vmax = v
+        return vmax
+
+    def run_pass(self, bint use_oracle, double inner_tol, Py_ssize_t batch=1):
+        """One pass over the examples in random order; returns the maximal KKT violation seen.
+        batch > 1 (type-I passes): the oracles of each block of `batch` examples are asked at the
+        block's starting weights, shared with the running helpers."""
+        cdef Py_ssize_t t, s, e, i, m = 0, grain
+        cdef double v, vmax = 0.0, t0
+        cdef bint oom = False
+        if batch > self.batch_cap:
+            raise ValueError(f"batch {batch} exceeds the block buffers ({self.batch_cap})")
+        # claims of about a quarter of a thread's share: late or slow helpers cost little
+        grain = max(1, batch // (4 * self.n_threads))
+        with nogil:
+            m = self._build_order(use_oracle)
+            if batch <= 1 or not use_oracle:
+                for t in range(m):
+                    i = self.order[t]
+                    v = self._visit(i, use_oracle, inner_tol, -1)
+                    if v == -1.0:
+                        oom = True
+                        break
+                    if v > vmax:
+                        vmax = v
+            else:
+                s = 0
+                while s < m:
+                    e = min(s + batch, m)
+                    t0 = _now()
+                    self._share(JOB_ORACLES, s, e, grain)
+                    self.oracle_seconds += _now() - t0
+                    v = self._visits(s, e, inner_tol)
+                    if v == -1.0:
+                        oom = True
+                        break
+                    if v > vmax:
+                        vmax = v
+                    s = e
         if oom:
             raise MemoryError("SDM working sets")
         return vmax
 
     def primal(self):
-        """1/2 ||w||^2 + sum_i C_i max(0, max_y H_i(y)) (one oracle call per example)."""
+        """1/2 ||w||^2 + sum_i C_i max(0, max_y H_i(y)) (one oracle call per example, shared with
+        the running helpers; summed in example order, so the same value with or without them)."""
         cdef Py_ssize_t i
-        cdef double m, d, v, s = 0.0
-        cdef double *w = &self.w[0]
+        cdef double v, s = 0.0
         with nogil:
+            self._share(JOB_SLACKS, 0, self.n, max(16, self.n // (16 * self.n_threads)))
             for i in range(self.n):
                 if self.Cs[i] > 0.0:
-                    v = self.st.oracle(w, i, 1.0, &self.ybuf[0], &m, &d, &self.work[0])
+                    v = self.slack[i]
                     if v > 0.0:
                         s += self.Cs[i] * v
         return 0.5 * float(np.dot(self.w, self.w)) + s

@@ -1,4 +1,5 @@
-"""Multiclass SDM (ssvmlinear -s 0) vs LIBLINEAR -s 4 (Crammer-Singer) on OCR letters.
+"""Multiclass SDM (ssvmlinear -s 0) vs LIBLINEAR -s 4 (Crammer-Singer) on OCR letters, and the one-slack
+cutting plane (ssvmlinear -s 2) on the same problem.
 
 OCR letters flattened to independent letters (128 binary pixels, 26 classes). Splits:
   small: train on the words of fold 0, test on folds 1-9
@@ -7,10 +8,14 @@ Both solvers get the same problem (no bias) and the same tolerance (-e 0.1, LIBL
 and the same KKT-violation rule). Every fit runs in a fresh subprocess, so that its peak RSS is its
 own; runs of the two solvers are interleaved; the table shows the median of --reps train times, the
 primal objective of the returned weights computed by one common function, test accuracy and peak
-RSS, with ours/LIBLINEAR ratios.
+RSS, with ours/LIBLINEAR ratios. Unless --skip-cp, a second table puts the cutting plane (margin
+rescaling, -e --cp-tol: svm_struct's epsilon, per example) beside SDM and LIBLINEAR: seconds,
+iterations (SDM: passes), oracle calls and primal objective (its runs are interleaved with the
+others').
 
     python benchmarks/multiclass_vs_liblinear.py                 # all splits, C in 0.01 0.1 1 10
     python benchmarks/multiclass_vs_liblinear.py --split large --C 0.1 1
+    python benchmarks/multiclass_vs_liblinear.py --split small --C 0.1 --reps 1   # smoke test
 """
 import argparse
 import json
@@ -48,12 +53,17 @@ def primal_objective(W, X, y, classes, C):
 def worker(solver, split, C, tol, out):
     Xtr, ytr, _, _ = load_split(split)
     rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    if solver == "ssvmlinear":
-        from ssvmlinear import MulticlassSSVM
-        t = time.perf_counter()
-        est = MulticlassSSVM(C=C, tol=tol, fit_intercept=False, max_iter=100000).fit(Xtr, ytr)
-        seconds = time.perf_counter() - t
-        W, classes, iters = est.coef_, est.classes_, est.n_iter_
+    calls = -1
+    if solver in ("ssvmlinear", "cp"):
+        import warnings
+        from ssvmlinear import MulticlassSSVM, ConvergenceWarning
+        extra = dict(solver="cutting-plane", loss="margin") if solver == "cp" else {}
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            t = time.perf_counter()
+            est = MulticlassSSVM(C=C, tol=tol, fit_intercept=False, max_iter=100000, **extra).fit(Xtr, ytr)
+            seconds = time.perf_counter() - t
+        W, classes, iters, calls = est.coef_, est.classes_, est.n_iter_, est.n_oracle_calls_
     else:
         from liblinear import liblinearutil as ll
         prob = ll.problem(ytr, Xtr)
@@ -70,7 +80,7 @@ def worker(solver, split, C, tol, out):
             W = np.hstack([W, np.zeros((K, Xtr.shape[1] - nf))])
     rss1 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     np.savez(out, W=W, classes=classes, seconds=seconds, rss=rss1 * 1024, rss_train=(rss1 - rss0) * 1024,
-             iters=iters)
+             iters=iters, calls=calls)
 
 
 def run_one(solver, split, C, tol):
@@ -87,6 +97,9 @@ def main():
     ap.add_argument("--C", nargs="+", type=float, default=[0.01, 0.1, 1.0, 10.0])
     ap.add_argument("--tol", type=float, default=0.1)
     ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--skip-cp", action="store_true", help="no cutting-plane runs")
+    ap.add_argument("--cp-tol", type=float, default=0.1,
+                    help="the cutting plane's -e (svm_struct's epsilon per example; default 0.1)")
     ap.add_argument("--json", help="also write the rows to this file")
     ap.add_argument("--worker", nargs=5, help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -103,9 +116,11 @@ def main():
         Xtr, ytr, Xte, yte = load_split(split)
         for C in args.C:
             runs = {"ssvmlinear": [], "liblinear": []}
+            if not args.skip_cp:
+                runs["cp"] = []
             for _ in range(args.reps):
                 for solver in runs:
-                    runs[solver].append(run_one(solver, split, C, args.tol))
+                    runs[solver].append(run_one(solver, split, C, args.cp_tol if solver == "cp" else args.tol))
             row = {"split": split, "C": C, "n_train": Xtr.shape[0], "n_test": Xte.shape[0]}
             for solver, rs in runs.items():
                 r = rs[0]
@@ -115,7 +130,7 @@ def main():
                     primal=primal_objective(r["W"], Xtr, ytr, r["classes"], C),
                     accuracy=float(np.mean(r["classes"][np.argmax(np.asarray(Xte @ r["W"].T), axis=1)] == yte)),
                     peak_rss_mb=max(float(x["rss"]) for x in rs) / 2**20,
-                    iters=int(r["iters"]))
+                    iters=int(r["iters"]), oracle_calls=int(r["calls"]))
             o, l = row["ssvmlinear"], row["liblinear"]
             row["time_ratio"] = o["seconds"] / l["seconds"]
             row["primal_rel_diff"] = (o["primal"] - l["primal"]) / l["primal"]
@@ -124,6 +139,23 @@ def main():
                   f"{o['primal']:14.6f} {l['primal']:14.6f} {row['primal_rel_diff']:+9.2e} | "
                   f"{100 * o['accuracy']:7.2f}% {100 * l['accuracy']:7.2f}% | "
                   f"{o['peak_rss_mb']:7.1f} {l['peak_rss_mb']:7.1f}", flush=True)
+    if not args.skip_cp:
+        print()
+        print(f"cutting plane (-s 2, margin rescaling, -e {args.cp_tol:g} per example) beside SDM (-s 0, -e {args.tol:g}) "
+              f"and LIBLINEAR -s 4: it = iterations (SDM: passes), calls = oracle calls, primal as above, "
+              f"rel = (primal - LIBLINEAR's) / LIBLINEAR's")
+        header = (f"{'split':6} {'C':>6} | {'CP s':>8} {'it':>6} {'calls':>9} {'CP primal':>14} {'rel':>9} {'acc':>7} | "
+                  f"{'SDM s':>8} {'passes':>6} {'calls':>9} {'SDM primal':>14} | {'LL s':>8} {'CP/SDM':>6} {'CP/LL':>6}")
+        print(header)
+        print("-" * len(header))
+        for row in rows:
+            c, o, l = row["cp"], row["ssvmlinear"], row["liblinear"]
+            row["cp_primal_rel_diff"] = (c["primal"] - l["primal"]) / l["primal"]
+            print(f"{row['split']:6} {row['C']:6g} | {c['seconds']:8.3f} {c['iters']:6d} {c['oracle_calls']:9d} "
+                  f"{c['primal']:14.6f} {row['cp_primal_rel_diff']:+9.2e} {100 * c['accuracy']:6.2f}% | "
+                  f"{o['seconds']:8.3f} {o['iters']:6d} {o['oracle_calls']:9d} {o['primal']:14.6f} | "
+                  f"{l['seconds']:8.3f} {c['seconds'] / o['seconds']:6.2f} {c['seconds'] / l['seconds']:6.2f}",
+                  flush=True)
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1))
 

@@ -1,4 +1,5 @@
-"""Chain SSVMs on OCR words: LSE-SDCD and SDM vs Balamurugan et al. (Tables III-V, Fig. 2) and CRFsuite.
+"""Chain SSVMs on OCR words: LSE-SDCD, SDM and the cutting plane vs Balamurugan et al. (Tables III-V,
+Fig. 2) and CRFsuite.
 
 Reproduces the OCR protocol of Balamurugan, Shevade, Ravindra Babu et al., "Efficient Algorithms for
 Linear Summed Error Structural SVMs" (Sec. V.B): the ten partitions of Taskar et al., where
@@ -6,6 +7,9 @@ partition k trains on the words of fold k (~650 words, ~5,000 letters) and tests
 other folds (~47,000 letters); first-order chain, 128 pixel features, 26 tags, no bias, Hamming loss.
   LSE-SDCD  ChainSSVM(C, loss="lse")     Alg. 2 of the paper (the problem OP3/OP5)
   SDM       ChainSSVM(C, loss="margin")  sequential dual method, margin rescaling (OP1)
+  CP        ChainSSVM(C, solver="cutting-plane", loss="lse")     one-slack cutting plane on the LSE
+            problem: the paper's CP (Alg. 1); its -e is svm_struct's (default 0.1 per example)
+  CP-margin ChainSSVM(C, solver="cutting-plane", loss="margin")  the same on SDM's problem (OP1)
   CRFsuite  python-crfsuite, L-BFGS, c1=0, L2 coefficient c2 (default max_iterations and stopping);
             features are the same pixels (name = column index), labels the tag strings
 Every fit runs in a fresh worker subprocess (so that its peak RSS is its own; the reported RSS is
@@ -18,7 +22,11 @@ Tables:
   1. Table III/IV analog, per C and partition: LSE-SDCD seconds vs the paper's SDCD seconds
      (speed-up = paper / ours; the paper used a 2.4 GHz Xeon, so this is hardware + implementation),
      our accuracy vs the paper's SDCD accuracy, and SDM's seconds and accuracy; a summary per C.
-     Then the paper's cutting-plane (CP) numbers for the same cells ("paper CP").
+     Then the paper's cutting-plane (CP) numbers for the same cells ("paper CP"), and (unless
+     --skip-cp) the Table III analog for our CP: CP (LSE) seconds, iterations, oracle calls and dual
+     objective beside LSE-SDCD's and the paper's CP seconds, with the ratios CP/SDCD (ours and
+     the paper's) and paper CP / our CP, per C the check "SDCD faster than CP, increasingly with
+     C" (the paper's finding), and CP-margin beside SDM (seconds, iterations, oracle calls, primal).
   2. Table V analog: SDCD vs SDM per C over the partitions: total seconds, mean accuracy, mean
      sum_i |V_i| (working-set size), mean passes.
   3. Fig. 2 analog: relative dual difference |f* - f(t)| / |f*| vs training time on partition
@@ -27,12 +35,16 @@ Tables:
   4. CRFsuite on the same partitions for each --c2, next to SDCD and SDM at their best C (the C with
      the best mean test accuracy in table 1 -- chosen on test data, for orientation only).
   5. "large": train on folds 1-9 (6,251 words, 47,535 letters), test on fold 0 (4,617 letters):
-     SDCD and SDM at --large-C, CRFsuite at --large-c2: seconds, accuracy, peak RSS.
+     SDCD and SDM at --large-C, CRFsuite at --large-c2: seconds, accuracy, peak RSS; unless
+     --skip-cp, CP and CP-margin with n_jobs = 1 and 2, and (unless --large-sdm-batch is 1) SDM
+     with oracle blocks of --large-sdm-batch examples with n_jobs = 1 and 2: the seconds of the
+     oracle phase (oracle_seconds_) and of the fit, and the n_jobs 2 vs 1 speed-ups.
 ConvergenceWarnings are silenced; fits that did not converge are counted and listed at the end.
 
     python benchmarks/ocr_chain.py                                    # everything (long: C=1 is slow)
     python benchmarks/ocr_chain.py --folds 0 1 --C 0.01 0.1 --skip-large
     python benchmarks/ocr_chain.py --skip-crf --reps 3 --json benchmarks/results/ocr_chain.json
+    python benchmarks/ocr_chain.py --folds 0 --C 0.01 --reps 1 --skip-crf --skip-large   # smoke test
 """
 import argparse
 import json
@@ -74,8 +86,11 @@ PAPER_CP_ACC = {
     1.0: [71.15, 71.56, 72.25, 73, 72.74, 71.24, 71.63, 71.18, 73.38, 71.74],
 }
 
-CHAIN_LOSS = {"sdcd": "lse", "sdm": "margin"}
-LABEL = {"sdcd": "SDCD", "sdm": "SDM", "crf": "CRFsuite"}
+# ChainSSVM parameters of each solver key (the cutting plane may need many cheap iterations)
+CHAIN_PARAMS = {"sdcd": dict(loss="lse"), "sdm": dict(loss="margin"),
+                "cp": dict(solver="cutting-plane", loss="lse", max_iter=100000),
+                "cp-margin": dict(solver="cutting-plane", loss="margin", max_iter=100000)}
+LABEL = {"sdcd": "SDCD", "sdm": "SDM", "cp": "CP", "cp-margin": "CP-margin", "crf": "CRFsuite"}
 
 
 def paper(table, C, fold):
@@ -105,20 +120,24 @@ def maxrss_bytes():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux: KiB
 
 
-def fit_chain(solver, C, Xtr, ytr, ltr, Xte, yte, lte):
+def fit_chain(solver, C, Xtr, ytr, ltr, Xte, yte, lte, options=None):
+    """options: extra ChainSSVM parameters (n_jobs, oracle_batch, ...)."""
     from ssvmlinear import ChainSSVM, ConvergenceWarning
     rss0 = maxrss_bytes()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         t = time.perf_counter()
-        est = ChainSSVM(C=C, loss=CHAIN_LOSS[solver]).fit(Xtr, ytr, ltr)
+        est = ChainSSVM(C=C, **{**CHAIN_PARAMS[solver], **(options or {})}).fit(Xtr, ytr, ltr)
         seconds = time.perf_counter() - t
     rss1 = maxrss_bytes()
+    oracle_seconds = getattr(est, "oracle_seconds_", None)
     return dict(seconds=seconds, solver_seconds=float(est.timestamps_[-1]) if len(est.timestamps_) else 0.0,
                 accuracy=est.score(Xte, yte, lte), n_iter=int(est.n_iter_),
                 working_set_size=int(est.working_set_size_), dual=float(est.dual_objective_),
+                primal=float(est.objective_),
                 dual_curve=[float(v) for v in est.dual_curve_], timestamps=[float(v) for v in est.timestamps_],
                 n_oracle_calls=int(est.n_oracle_calls_), converged=bool(est.converged_),
+                oracle_seconds=None if oracle_seconds is None else float(oracle_seconds),
                 rss=rss1, rss_train=rss1 - rss0)
 
 
@@ -164,31 +183,35 @@ def worker(spec, out):
     if spec["solver"] == "crf":
         res = fit_crf(spec["param"], *parts)
     else:
-        res = fit_chain(spec["solver"], spec["param"], *parts)
+        res = fit_chain(spec["solver"], spec["param"], *parts, options=spec.get("options"))
     res.update(spec, n_train_words=int(len(parts[2])), n_train_letters=int(parts[0].shape[0]),
                n_test_letters=int(parts[3].shape[0]))
     Path(out).write_text(json.dumps(res))
 
 
-def run_one(solver, split, param):
+def run_one(solver, split, param, options=None):
     with tempfile.TemporaryDirectory() as d:
         out = os.path.join(d, "r.json")
-        spec = json.dumps({"solver": solver, "split": split, "param": param})
+        spec = json.dumps({"solver": solver, "split": split, "param": param, "options": options or {}})
         subprocess.run([sys.executable, str(Path(__file__).resolve()), "--worker", spec, out], check=True)
         return json.loads(Path(out).read_text())
 
 
 def run_reps(solvers_params, split, reps):
-    """{key: result} for each (key, solver, param), interleaved over reps; seconds = median."""
-    runs = {key: [] for key, _, _ in solvers_params}
+    """{key: result} for each (key, solver, param[, options]), interleaved over reps; seconds (and
+    oracle_seconds) = median."""
+    runs = {job[0]: [] for job in solvers_params}
     for _ in range(reps):
-        for key, solver, param in solvers_params:
-            runs[key].append(run_one(solver, split, param))
+        for key, solver, param, *options in solvers_params:
+            runs[key].append(run_one(solver, split, param, options[0] if options else None))
     out = {}
     for key, rs in runs.items():
         r = dict(rs[0])
         r["all_seconds"] = [x["seconds"] for x in rs]
         r["seconds"] = float(np.median(r["all_seconds"]))
+        if r.get("oracle_seconds") is not None:
+            r["all_oracle_seconds"] = [x["oracle_seconds"] for x in rs]
+            r["oracle_seconds"] = float(np.median(r["all_oracle_seconds"]))
         r["peak_rss_mb"] = max(x["rss"] for x in rs) / 2**20
         r["train_rss_mb"] = max(x["rss_train"] for x in rs) / 2**20
         out[key] = r
@@ -261,6 +284,9 @@ def main():
     ap.add_argument("--large-c2", type=float, default=1.0, help="CRFsuite c2 of the large run")
     ap.add_argument("--skip-crf", action="store_true", help="no CRFsuite runs")
     ap.add_argument("--skip-large", action="store_true", help="no large run (table 5)")
+    ap.add_argument("--skip-cp", action="store_true", help="no cutting-plane runs")
+    ap.add_argument("--large-sdm-batch", type=int, default=64,
+                    help="SDM oracle_batch of the large run's n_jobs = 1 vs 2 rows (default 64; 1: no such rows)")
     ap.add_argument("--png", type=Path, default=ROOT / "results" / "ocr_fig2.png", help="Fig. 2 output")
     ap.add_argument("--json", help="also write all results to this file")
     ap.add_argument("--worker", nargs=2, help=argparse.SUPPRESS)
@@ -271,8 +297,9 @@ def main():
     Cs = args.C if args.C is not None else [0.01, 0.1, 1.0]
     large_Cs = args.large_C if args.large_C is not None else (args.C if args.C is not None else [0.01, 0.1])
     folds = list(dict.fromkeys(args.folds))
-    report = {"folds": folds, "C": Cs, "reps": args.reps, "partitions": [], "paper_cp": [], "table_v": [],
-              "fig2": {}, "crf": [], "large": [], "not_converged": []}
+    report = {"folds": folds, "C": Cs, "reps": args.reps, "partitions": [], "paper_cp": [], "cp": [],
+              "table_v": [], "fig2": {}, "crf": [], "large": [], "large_speedups": [], "not_converged": []}
+    cp_jobs = [] if args.skip_cp else [("cp", "cp"), ("cp-margin", "cp-margin")]
     not_converged = []
 
     def note_convergence(r, where):
@@ -290,10 +317,11 @@ def main():
     for C in Cs:
         speedups, diffs = [], []
         for k in folds:
-            rs = run_reps([("sdcd", "sdcd", C), ("sdm", "sdm", C)], k, args.reps)
+            rs = run_reps([("sdcd", "sdcd", C), ("sdm", "sdm", C)] + [(key, solver, C) for key, solver in cp_jobs],
+                          k, args.reps)
             cells[(C, k)] = rs
             s, m = rs["sdcd"], rs["sdm"]
-            for r in (s, m):
+            for r in rs.values():
                 note_convergence(r, f"OCR{k}")
             ps, pa = paper(PAPER_SDCD_SECONDS, C, k), paper(PAPER_SDCD_ACC, C, k)
             speed = ps / s["seconds"] if ps is not None else None
@@ -304,7 +332,7 @@ def main():
                 diffs.append(diff)
             report["partitions"].append({"C": C, "fold": k, "paper_sdcd_seconds": ps, "paper_sdcd_accuracy": pa,
                                          "speedup": speed, "accuracy_diff_points": diff,
-                                         "sdcd": s, "sdm": m})
+                                         "sdcd": s, "sdm": m, "cp": rs.get("cp"), "cp_margin": rs.get("cp-margin")})
             print(f"{C:5g} {'OCR' + str(k):>5} | {s['seconds']:8.3f} {fmt(ps, '.2f', 8)} {fmt(speed, '.1f', 8)} | "
                   f"{100 * s['accuracy']:8.2f} {fmt(pa, '.2f', 9)} {fmt(diff, '+.2f', 6)} | "
                   f"{m['seconds']:7.3f} {100 * m['accuracy']:7.2f} | {s['n_iter']:7d} {m['n_iter']:6d} | "
@@ -333,6 +361,62 @@ def main():
             report["paper_cp"].append({"C": C, "fold": k, "paper_cp_seconds": cp, "paper_cp_accuracy": ca})
             print(f"{C:5g} {'OCR' + str(k):>5} | {fmt(cp, '.2f', 10)} {fmt(ps, '.2f', 12)} {fmt(r1, '.1f', 7)} "
                   f"{fmt(r2, '.0f', 7)} | {fmt(ca, '.2f', 12)} {100 * s['accuracy']:12.2f}")
+
+    if cp_jobs:
+        head = (f"{'C':>5} {'part':>5} | {'CP s':>8} {'it':>5} {'calls':>8} {'CP dual':>10} | {'SDCD s':>7} "
+                f"{'SDCD dual':>10} | {'CP/SDCD':>7} {'paper':>6} | {'paper CP s':>10} {'pCP/CP':>7}")
+        header(head, "   Table III analog, our cutting plane: CP (LSE, the paper's Alg. 1; -e = 0.1 per example) "
+                     "vs LSE-SDCD (CP/SDCD = time ratio, ours and the paper's; pCP/CP = paper CP s / our CP s; "
+                     "dual = LSE dual objective; calls = oracle calls)")
+        ratios = {}
+        for C in Cs:
+            for k in folds:
+                c, s = cells[(C, k)]["cp"], cells[(C, k)]["sdcd"]
+                cp, ps = paper(PAPER_CP_SECONDS, C, k), paper(PAPER_SDCD_SECONDS, C, k)
+                ours = c["seconds"] / s["seconds"]
+                theirs = cp / ps if cp is not None and ps is not None else None
+                vs_paper = cp / c["seconds"] if cp is not None else None
+                ratios.setdefault(C, []).append((ours, theirs, vs_paper))
+                report["cp"].append({"C": C, "fold": k, "cp_over_sdcd": ours, "paper_cp_over_sdcd": theirs,
+                                     "paper_cp_over_our_cp": vs_paper, "paper_cp_seconds": cp,
+                                     "cp": c, "cp_margin": cells[(C, k)]["cp-margin"]})
+                print(f"{C:5g} {'OCR' + str(k):>5} | {c['seconds']:8.3f} {c['n_iter']:5d} {c['n_oracle_calls']:8d} "
+                      f"{c['dual']:10.4f} | {s['seconds']:7.3f} {s['dual']:10.4f} | {ours:7.2f} "
+                      f"{fmt(theirs, '.1f', 6)} | {fmt(cp, '.2f', 10)} {fmt(vs_paper, '.2f', 7)}", flush=True)
+        medians = []
+        for C in Cs:
+            ours = [r[0] for r in ratios[C]]
+            theirs = [r[1] for r in ratios[C] if r[1] is not None]
+            vs = [r[2] for r in ratios[C] if r[2] is not None]
+            medians.append(float(np.median(ours)))
+            line = (f"  C={C:g}: CP/SDCD median {np.median(ours):.2f} (min {min(ours):.2f}, max {max(ours):.2f}); "
+                    f"paper {np.median(theirs) if theirs else float('nan'):.1f}; paper CP / our CP median "
+                    f"{np.median(vs) if vs else float('nan'):.2f}x")
+            summaries.append(line)
+            print(line)
+        by_C = sorted(zip(Cs, medians))
+        faster = all(m > 1 for _, m in by_C)
+        increasing = all(a[1] < b[1] for a, b in zip(by_C, by_C[1:]))
+        verdict = (f"  the paper's finding 'SDCD faster than CP, increasingly with C' on our implementation: "
+                   f"SDCD faster at every C: {'yes' if faster else 'NO'}; CP/SDCD median increasing with C: "
+                   + ("yes" if increasing else "NO") + (" (one C only)" if len(by_C) < 2 else ""))
+        report["cp_verdict"] = {"sdcd_faster_at_every_C": faster, "ratio_increasing_with_C": increasing,
+                                "median_cp_over_sdcd": dict((str(c), m) for c, m in by_C)}
+        summaries.append(verdict)
+        print(verdict)
+
+        head = (f"{'C':>5} {'part':>5} | {'CPm s':>8} {'it':>5} {'calls':>8} {'CPm primal':>11} | {'SDM s':>7} "
+                f"{'passes':>6} {'calls':>8} {'SDM primal':>11} | {'CPm/SDM':>7} {'rel primal':>10}")
+        header(head, "   CP-margin (one-slack cutting plane, margin rescaling, -e = 0.1 per example) vs SDM on the "
+                     "same problem (OP1): seconds, iterations / passes, oracle calls, primal objective "
+                     "(rel primal = (CPm - SDM) / SDM)")
+        for C in Cs:
+            for k in folds:
+                c, m = cells[(C, k)]["cp-margin"], cells[(C, k)]["sdm"]
+                rel = (c["primal"] - m["primal"]) / m["primal"]
+                print(f"{C:5g} {'OCR' + str(k):>5} | {c['seconds']:8.3f} {c['n_iter']:5d} {c['n_oracle_calls']:8d} "
+                      f"{c['primal']:11.4f} | {m['seconds']:7.3f} {m['n_iter']:6d} {m['n_oracle_calls']:8d} "
+                      f"{m['primal']:11.4f} | {c['seconds'] / m['seconds']:7.2f} {rel:+10.2e}", flush=True)
 
     # ---- 2. Table V analog -------------------------------------------------------------------
     head = (f"{'C':>5} | {'SDCD s':>8} {'SDM s':>8} {'SDCD/SDM':>8} | {'SDCD acc':>8} {'SDM acc':>8} | "
@@ -427,22 +511,56 @@ def main():
         jobs = [(f"sdcd C={C:g}", "sdcd", C) for C in large_Cs] + [(f"sdm C={C:g}", "sdm", C) for C in large_Cs]
         if not args.skip_crf:
             jobs.append((f"crf c2={args.large_c2:g}", "crf", args.large_c2))
+        pairs = []      # (label, key with n_jobs=1, key with n_jobs=2)
+        for C in large_Cs:
+            variants = [] if args.skip_cp else [("cp", {}), ("cp-margin", {})]
+            if args.large_sdm_batch > 1:
+                variants.append(("sdm", {"oracle_batch": args.large_sdm_batch}))
+            for solver, opts in variants:
+                keys = []
+                for n_jobs in (1, 2):
+                    key = (f"{solver} C={C:g}" + "".join(f" {k}={v}" for k, v in opts.items())
+                           + f" n_jobs={n_jobs}")
+                    jobs.append((key, solver, C, dict(opts, n_jobs=n_jobs)))
+                    keys.append(key)
+                pairs.append((f"{LABEL[solver]} C={C:g}" + (f" B={opts['oracle_batch']}" if opts else ""),
+                              *keys))
         rs = run_reps(jobs, "large", args.reps)
         head = (f"{'method':>9} {'param':>8} | {'seconds':>8} {'acc %':>6} | {'peak MB':>7} {'train MB':>8} | "
-                f"{'passes':>6} {'|V|':>7} {'conv':>4}")
+                f"{'passes':>6} {'|V|':>7} {'conv':>4} | {'n_jobs':>6} {'B':>4} {'oracle s':>8} {'calls':>8}")
         r0 = rs[jobs[0][0]]
         header(head, f"5. large: train on folds 1-9 ({r0['n_train_words']:,} words, {r0['n_train_letters']:,} letters), "
                      f"test on fold 0 ({r0['n_test_letters']:,} letters); peak MB = worker ru_maxrss after "
                      f"training, train MB = its growth during training")
-        for key, solver, param in jobs:
+        for key, solver, param, *opts in jobs:
             r = rs[key]
+            opts = opts[0] if opts else {}
             note_convergence(r, "large")
             report["large"].append(dict(r, method=key))
             pname = f"c2={param:g}" if solver == "crf" else f"C={param:g}"
             ws = f"{r['working_set_size']:7d}" if "working_set_size" in r else f"{'-':>7}"
+            extra = ""
+            if solver != "crf":
+                extra = (f" | {opts.get('n_jobs', 1):6d} {opts.get('oracle_batch', 1) if solver == 'sdm' else '-':>4} "
+                         f"{fmt(r.get('oracle_seconds'), '.3f', 8)} {r['n_oracle_calls']:8d}")
             print(f"{LABEL[solver]:>9} {pname:>8} | {r['seconds']:8.3f} {100 * r['accuracy']:6.2f} | "
                   f"{r['peak_rss_mb']:7.1f} {r['train_rss_mb']:8.1f} | {r['n_iter']:6d} {ws} "
-                  f"{'yes' if r['converged'] else 'NO':>4}", flush=True)
+                  f"{'yes' if r['converged'] else 'NO':>4}{extra}", flush=True)
+        if pairs:
+            print(f"  n_jobs 2 vs 1 (medians of {args.reps} interleaved runs; results are identical for any n_jobs, "
+                  f"so only the times differ):")
+            for label, k1, k2 in pairs:
+                a, b = rs[k1], rs[k2]
+                osp = a["oracle_seconds"] / b["oracle_seconds"] if a.get("oracle_seconds") and b.get("oracle_seconds") \
+                    else None
+                same = a["n_oracle_calls"] == b["n_oracle_calls"] and a["dual"] == b["dual"]
+                report["large_speedups"].append({"method": label, "oracle_speedup": osp,
+                                                 "fit_speedup": a["seconds"] / b["seconds"],
+                                                 "identical": same})
+                print(f"    {label:24} oracle phase {a.get('oracle_seconds') or float('nan'):7.3f}s -> "
+                      f"{b.get('oracle_seconds') or float('nan'):7.3f}s ({fmt(osp, '.2f', 4)}x), whole fit "
+                      f"{a['seconds']:7.3f}s -> {b['seconds']:7.3f}s ({a['seconds'] / b['seconds']:.2f}x)"
+                      + ("" if same else "  RESULTS DIFFER"), flush=True)
 
     print()
     if not_converged:

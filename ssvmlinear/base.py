@@ -50,6 +50,10 @@ PEGASOS_CONSTRAINTS = {
     "average": ["boolean"],
     "projection": ["boolean"],
 }
+# Parameters of the SDM solver, shared by every estimator.
+SDM_CONSTRAINTS = {
+    "oracle_batch": [Interval(numbers.Integral, 1, None, closed="left")],
+}
 # Parameters every estimator shares (each adds its own "solver" and structure options).
 COMMON_CONSTRAINTS = {
     "C": [Interval(numbers.Real, 0, None, closed="neither")],
@@ -64,6 +68,7 @@ COMMON_CONSTRAINTS = {
     "warm_start": ["boolean"],
     "callback": [None, "callable"],
     **PEGASOS_CONSTRAINTS,
+    **SDM_CONSTRAINTS,
 }
 PEGASOS_DOC = """search : {"hull", "hull-integral", "angular", "exact", "binary", "bisecting", "none"}, default
         "hull". Loss-augmented inference of non-additive surrogates (solver="pegasos"); see
@@ -196,7 +201,7 @@ class StructuredSSVM(BaseSSVM):
                   keep_state=bool(self.warm_start))
         exact = bool(getattr(self, "exact_violators", False))
         if self._solver_name == "sdm":
-            res = fit_sdm(*args, **kw)
+            res = fit_sdm(*args, n_jobs=self.n_jobs, oracle_batch=int(self.oracle_batch), **kw)
         elif self._solver_name == "sdcd":
             res = fit_sdcd(*args, exact_violators=exact, **kw)
         elif self._solver_name == "pegasos":

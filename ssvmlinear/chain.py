@@ -76,7 +76,7 @@ class ChainSSVM(StructuredSSVM):
     def __init__(self, C=1.0, solver=None, loss="margin", tol=None, max_iter=1000, fit_intercept=False,
                  intercept_scaling=1.0, start_end=False, normalize_loss=False, exact_violators=False,
                  n_jobs=None, random_state=None, verbose=0, warm_start=False, callback=None,
-                 search="hull", batch_size=1, average=True, projection=False):
+                 search="hull", batch_size=1, average=True, projection=False, oracle_batch=1):
         self.C = C
         self.solver = solver
         self.loss = loss
@@ -96,6 +96,7 @@ class ChainSSVM(StructuredSSVM):
         self.batch_size = batch_size
         self.average = average
         self.projection = projection
+        self.oracle_batch = oracle_batch
 
     @property
     def _solver_name(self):

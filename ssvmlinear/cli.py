@@ -34,7 +34,10 @@ options:
 	ssvmlinear.surrogates); -s 2 takes those convex in the margin (all but probloss)
 -S search : loss-augmented inference of -l (default hull): hull, hull-integral, angular,
 	exact, binary, bisecting, none
--b size : Pegasos mini-batch size (default 1); -n threads run a batch's searches
+-b size : batch size (default 1). -s 4: Pegasos mini-batch, whose searches run in -n threads.
+	-s 0: SDM oracle block: the loss-augmented inferences of a block of examples are made
+	at the block's starting weights in -n threads, then its examples are updated in turn
+	(1 = the sequential method; results depend on -b, not on -n)
 -c cost : set the parameter C (default 1); objective 1/2||w||^2 + C sum_i loss_i
 -e epsilon : set tolerance of termination criterion
 	-s 0: stop after a pass over all examples in which every example's KKT violation
@@ -51,7 +54,8 @@ options:
 -m max_iter : maximal number of passes over the data (default 1000)
 -v n : n-fold cross validation mode (prints the accuracy; writes no model; chains are split
 	by sequence; multilabel prints the measures ssvm-predict prints)
--n jobs : threads for the cutting plane's oracle phase and for cross-validation folds (default 1)
+-n jobs : threads for the cutting plane's oracle phase, SDM's oracle blocks (-b) and primal
+	objective, Pegasos mini-batches (-b) and cross-validation folds (default 1)
 -r seed : random seed (default 1)
 -q : quiet mode (no outputs)
 Feature indices are 1-based; gzip/bz2 files are read transparently.
@@ -125,9 +129,11 @@ def train_main(argv=None):
             if opts.get("b", 1) < 1:
                 raise UsageError("-b: batch size must be >= 1")
             if solver != "pegasos" and "b" in opts:
-                raise UsageError("-b applies to -s 4 (Pegasos)")
-        elif "l" in opts or "S" in opts or "b" in opts:
-            raise UsageError("-l and -S apply to -s 2 and -s 4, -b to -s 4")
+                raise UsageError("-b applies to -s 4 (Pegasos) and -s 0 (SDM)")
+        elif "l" in opts or "S" in opts or ("b" in opts and solver != "sdm"):
+            raise UsageError("-l and -S apply to -s 2 and -s 4, -b to -s 4 and -s 0")
+        elif opts.get("b", 1) < 1:
+            raise UsageError("-b: batch size must be >= 1")
         elif (solver, loss) not in AVAILABLE:
             raise UsageError(f"-s {stype} ({solver}, {loss}) is not available in this version; use -s 0")
         structure = opts.get("t", "auto")
@@ -170,6 +176,8 @@ def train_main(argv=None):
             common.update(search=opts.get("S", "hull"), batch_size=opts.get("b", 1))
         elif solver == "cutting-plane" and "l" in opts:
             common.update(search=opts.get("S", "hull"))
+        elif solver == "sdm":
+            common.update(oracle_batch=opts.get("b", 1))
         if detected == "chain":
             from .chain import ChainSSVM
             est = ChainSSVM(**common)

@@ -31,7 +31,9 @@ class MulticlassSSVM(StructuredSSVM):
         LIBLINEAR ``-B`` and scikit-learn's LinearSVC).
     intercept_scaling : float > 0.
     class_weight : None, "balanced" or {label: weight}; multiplies C per class.
-    n_jobs : int or None. Threads for prediction and cross-validation (the solver is sequential).
+    n_jobs : int or None. Threads for prediction, cross-validation, the cutting plane's and SDM's
+        oracle phases (SDM: with oracle_batch > 1, and its primal objective) and Pegasos'
+        mini-batches; results do not depend on it.
     random_state : int, numpy Generator/RandomState or None (seed 0): the order of the passes.
     verbose : int. Progress lines from Python; with verbose >= 2 the primal objective of every outer
         iteration is computed too (objective_curve_; NaN entries otherwise).
@@ -39,12 +41,17 @@ class MulticlassSSVM(StructuredSSVM):
         rescales it, which keeps it feasible: cheap C paths).
     callback : callable(estimator) -> bool or None, called after every outer iteration; returning
         False stops training. ``estimator.coef_`` is not updated during training.
+    oracle_batch : int >= 1, default 1. SDM only: its oracle passes make the loss-augmented
+        inferences of blocks of oracle_batch examples at the block's starting weights (in n_jobs
+        threads), then update the block's examples one by one. 1 is the plain sequential method;
+        larger blocks take more passes (stale weights within a block) to the same optimum.
 
     Attributes
     ----------
     coef_ (n_classes, n_features), intercept_ (n_classes,), classes_, n_iter_ (passes),
     objective_ (primal), dual_objective_, gap_, objective_curve_, dual_curve_,
-    timestamps_, n_oracle_calls_, working_set_size_ (sum_i |V_i|), converged_.
+    timestamps_, n_oracle_calls_, working_set_size_ (sum_i |V_i|), converged_, oracle_seconds_
+    (SDM and the cutting plane: wall-clock seconds of the oracle phase).
     """
 
     # LSE-SDCD on multiclass: every class can be a violator, as in the paper's multiclass runs
@@ -60,7 +67,7 @@ class MulticlassSSVM(StructuredSSVM):
     def __init__(self, C=1.0, solver="sdm", loss="margin", tol=None, max_iter=1000, fit_intercept=True,
                  intercept_scaling=1.0, class_weight=None, n_jobs=None, random_state=None, verbose=0,
                  warm_start=False, callback=None, search="hull", batch_size=1, average=True,
-                 projection=False):
+                 projection=False, oracle_batch=1):
         self.C = C
         self.solver = solver
         self.loss = loss
@@ -78,6 +85,7 @@ class MulticlassSSVM(StructuredSSVM):
         self.batch_size = batch_size
         self.average = average
         self.projection = projection
+        self.oracle_batch = oracle_batch
 
     def fit(self, X, y, sample_weight=None):
         self._validate_params()

@@ -26,7 +26,7 @@ class MultiLabelSSVM(StructuredSSVM):
 
     Parameters as ChainSSVM (C, solver, loss, tol, max_iter, fit_intercept, intercept_scaling,
     normalize_loss, exact_violators, n_jobs, random_state, verbose, warm_start, callback, search,
-    batch_size, average, projection) with the same meanings and stopping rules; solver=None picks
+    batch_size, average, projection, oracle_batch) with the same meanings and stopping rules; solver=None picks
     "sdcd" for loss="lse", "sdm" for loss="margin" and Pegasos for the other surrogates
     (ssvmlinear.surrogates, e.g. "slack", "beta:0.5"), and "cutting-plane" trains the margin or
     LSE problem with the one-slack method. fit_intercept defaults to
@@ -55,7 +55,7 @@ class MultiLabelSSVM(StructuredSSVM):
     def __init__(self, C=1.0, solver=None, loss="margin", tol=None, max_iter=1000, fit_intercept=True,
                  intercept_scaling=1.0, normalize_loss=False, exact_violators=False, n_jobs=None,
                  random_state=None, verbose=0, warm_start=False, callback=None, search="hull", batch_size=1,
-                 average=True, projection=False):
+                 average=True, projection=False, oracle_batch=1):
         self.C = C
         self.solver = solver
         self.loss = loss
@@ -74,6 +74,7 @@ class MultiLabelSSVM(StructuredSSVM):
         self.batch_size = batch_size
         self.average = average
         self.projection = projection
+        self.oracle_batch = oracle_batch
 
     @property
     def _solver_name(self):

@@ -35,7 +35,7 @@ class FitResult:
 
 
 def fit_sdm(structure, Cs, tol, max_iter, seed, verbose=0, callback=None, estimator=None,
-            state=None, keep_state=False, monitor_primal=False):
+            state=None, keep_state=False, monitor_primal=False, n_jobs=None, oracle_batch=1):
     """Sequential dual method (see _kernels/sdm.pyx).
 
     Stopping rule: a type-I pass (loss-augmented oracle on every example) in which the maximal
@@ -43,51 +43,88 @@ def fit_sdm(structure, Cs, tol, max_iter, seed, verbose=0, callback=None, estima
     -s 4's rule). max_iter bounds the number of passes (type-I and type-II). The primal objective
     curve costs one oracle pass, so it is recorded after each type-I pass when verbose >= 2, a
     callback or monitor_primal asks for it (NaN otherwise); the dual curve after every pass.
+
+    oracle_batch B > 1: type-I passes take the shuffled examples in blocks of B whose oracles are
+    all asked at the block's starting weights -- shared by the fitting thread and n_jobs - 1
+    joblib helper threads (nogil) -- before the block's visits, which run sequentially in block
+    order. Results depend on B (B = 1 is the plain sequential method, its oracles inline) but not
+    on n_jobs; the optimum does not depend on either. Type-II passes (no oracle) are sequential.
+    The primal evaluations (one oracle per example) are shared for any B, with the same value as
+    in one thread. oracle_seconds: wall-clock seconds of the type-I passes' oracle phase.
     """
-    solver = SDMSolver(structure, Cs, seed)
+    import threading
+    from joblib import Parallel, delayed, effective_n_jobs
+
+    batch = max(1, int(oracle_batch))
+    n = structure.n_examples
+    threads = max(1, min(effective_n_jobs(n_jobs), max(n, 1)))
+    solver = SDMSolver(structure, Cs, seed, batch=batch, n_threads=threads)
     if state is not None:
         solver.set_state(state, Cs)
     inner_tol = 0.1 * tol
     monitor_primal = monitor_primal or verbose >= 2 or callback is not None
+    # threads - 1 helpers run for the whole fit, sleeping in the kernel between shared oracle
+    # blocks (one joblib call per fit: a call per block would cost joblib's 10 ms result polling).
+    # They write into the solver's buffers, so joblib is asked for shared memory: a thread backend
+    # configured by the caller (parallel_config) is used as configured, a process or cluster
+    # backend is replaced by threads (as in the cutting plane's oracle phase).
+    helpers = None
+    if threads > 1:
+        main = threading.get_ident()
+
+        def helper(k):
+            if threading.get_ident() != main:      # never block the fitting thread itself
+                solver.helper(k)
+        helpers = Parallel(n_jobs=threads, require="sharedmem", return_as="generator")(
+            delayed(helper)(k) for k in range(1, threads))
+
     primal_curve, dual_curve, timestamps = [], [], []
     passes = outer = 0
     converged = interrupted = False
     t0 = time.perf_counter()
     try:
-        while passes < max_iter:
-            viol = solver.run_pass(True, inner_tol)
-            passes += 1
-            outer += 1
-            dual = solver.dual()
-            dual_curve.append(dual)
-            primal_curve.append(solver.primal() if monitor_primal else np.nan)
-            timestamps.append(time.perf_counter() - t0)
-            if verbose:
-                primal_txt = f" primal {primal_curve[-1]:.10g}" if monitor_primal else ""
-                print(f"[sdm] iter {outer:4d} passes {passes:5d} violation {viol:.3e}{primal_txt} "
-                      f"dual {dual:.10g} time {timestamps[-1]:.2f}s", flush=True)
-            if viol <= tol:
-                converged = True
-                break
-            if callback is not None and callback(estimator) is False:
-                break
-            for _ in range(MAX_TYPE2_PASSES):
-                if passes >= max_iter:
-                    break
-                viol2 = solver.run_pass(False, inner_tol)
+        try:
+            while passes < max_iter:
+                viol = solver.run_pass(True, inner_tol, batch)
                 passes += 1
-                dual_curve.append(solver.dual())
-                primal_curve.append(np.nan)
+                outer += 1
+                dual = solver.dual()
+                dual_curve.append(dual)
+                primal_curve.append(solver.primal() if monitor_primal else np.nan)
                 timestamps.append(time.perf_counter() - t0)
-                if viol2 <= max(tol, TYPE2_RATIO * viol):
+                if verbose:
+                    primal_txt = f" primal {primal_curve[-1]:.10g}" if monitor_primal else ""
+                    print(f"[sdm] iter {outer:4d} passes {passes:5d} violation {viol:.3e}{primal_txt} "
+                          f"dual {dual:.10g} time {timestamps[-1]:.2f}s", flush=True)
+                if viol <= tol:
+                    converged = True
                     break
-    except KeyboardInterrupt:
-        interrupted = True
+                if callback is not None and callback(estimator) is False:
+                    break
+                for _ in range(MAX_TYPE2_PASSES):
+                    if passes >= max_iter:
+                        break
+                    viol2 = solver.run_pass(False, inner_tol)
+                    passes += 1
+                    dual_curve.append(solver.dual())
+                    primal_curve.append(np.nan)
+                    timestamps.append(time.perf_counter() - t0)
+                    if viol2 <= max(tol, TYPE2_RATIO * viol):
+                        break
+        except KeyboardInterrupt:
+            interrupted = True
+        primal = solver.primal()
+    finally:
+        if helpers is not None:
+            solver.stop_helpers()
+            for _ in helpers:
+                pass
     warn_if_unfinished("SDM", interrupted, not converged and passes >= max_iter, max_iter,
                        f"the KKT violation fell to tol={tol}")
-    primal, dual = solver.primal(), solver.dual()
+    dual = solver.dual()
     return FitResult(w=solver.coef.copy(), primal=primal, dual=dual, gap=primal - dual, n_iter=passes,
                      n_outer=outer, converged=converged, n_oracle_calls=solver.n_oracle_calls,
+                     oracle_seconds=solver.oracle_seconds,
                      working_set_size=int(solver.working_set_sizes().sum()),
                      objective_curve=np.array(primal_curve), dual_curve=np.array(dual_curve),
                      timestamps=np.array(timestamps),

@@ -89,6 +89,8 @@ def test_cross_validation_matches_manual_folds(train_test_files):
     (["-s", "4", "-S", "golden"], "-S: unknown search"),
     (["-l", "slack"], "-l and -S apply to -s 2 and -s 4"),
     (["-s", "2", "-l", "slack", "-b", "4"], "-b applies to -s 4"),
+    (["-s", "1", "-b", "4"], "-b to -s 4 and -s 0"),
+    (["-b", "0"], "-b: batch size must be >= 1"),
     (["-s", "9"], "unknown solver type"),
     (["-c", "-1"], "C must be > 0"),
     (["-x", "1"], "unknown option: -x"),
@@ -234,3 +236,19 @@ def test_model_write_is_atomic(tmp_path, monkeypatch):
         save_model(MulticlassSSVM(C=5.0).fit(X, y), tmp_path / "m")
     assert (tmp_path / "m").read_text() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m"]
+
+
+def test_sdm_oracle_blocks_from_the_cli(train_test_files, tmp_path):
+    """-s 0 -b: the same model for any -n, and the API's with oracle_batch."""
+    train, _ = train_test_files
+    models = []
+    for jobs in ("1", "2"):
+        model = tmp_path / f"m{jobs}.model"
+        assert train_main(["-b", "16", "-n", jobs, "-e", "0.001", "-q", str(train), str(model)]) == 0
+        models.append(load_model(model))
+    np.testing.assert_array_equal(models[0].coef_, models[1].coef_)
+    X, y = load_svmlight_file(train, zero_based=False)
+    est = MulticlassSSVM(tol=0.001, oracle_batch=16, random_state=1, fit_intercept=False).fit(X, y)
+    np.testing.assert_array_equal(models[0].coef_, est.coef_)
+    plain = MulticlassSSVM(tol=0.001, random_state=1, fit_intercept=False).fit(X, y)
+    assert not np.array_equal(plain.coef_, est.coef_)
