@@ -146,20 +146,23 @@ def fit_sdcd(structure, Cs, tol, max_iter, seed, verbose=0, callback=None, estim
 # The one-slack cutting plane splits every pass into this many fixed chunks of examples, whatever
 # n_jobs is, and adds their parts in chunk order: results do not depend on n_jobs.
 CP_CHUNKS = 16
+# Every this many oracle passes the running constraint accumulators are recomputed from scratch.
+REBUILD_EVERY = 50
 
 
 def fit_cutting_plane(structure, Cs, tol, max_iter, seed=0, verbose=0, callback=None, estimator=None,
                       state=None, keep_state=False, lse=False, n_jobs=None, cache_size=10,
                       inactive_after=50, qp_tol=1e-10, exact_violators=False, loss="margin",
-                      search="hull", max_calls=50, init_caches=None, oracle=True, est_ratio=0.0, max_type2=0):
+                      search="hull", max_calls=50, init_caches=None, oracle=True, max_type2=MAX_TYPE2_PASSES):
     """One-slack cutting plane (Joachims, Finley & Yu 2009, with constraint caching) for margin
     rescaling, or Balamurugan et al.'s Alg. 1 for the LSE problem (lse=True).
 
     Each iteration first builds the most violated constraint from the per-example label caches
-    (a type-II pass: no oracle calls; for LSE the caches are Alg. 1's violator sets V_i); only
-    when that one is not violated by more than the tolerance are the loss-augmented oracles called
-    (a type-I pass, in parallel threads over fixed chunks of examples; their answers join the
-    caches). The restricted dual QP over the working set of constraints is solved by SMO on the
+    (a type-II pass: no oracle calls; for LSE the caches are Alg. 1's violator sets V_i); when
+    that one is not violated by more than the tolerance, or after `max_type2` type-II iterations
+    in a row (SDM's schedule: at most MAX_TYPE2_PASSES type-II passes between type-I passes; 0 =
+    no limit), the loss-augmented oracles are called (a type-I pass, in parallel threads over
+    fixed chunks of examples; their answers join the caches). The restricted dual QP over the working set of constraints is solved by SMO on the
     simplex (_kernels/qp.pyx: OneSlackQP), warm-started; constraints whose dual weight stayed zero
     for `inactive_after` iterations are dropped. Constraints are dense vectors of n_weights doubles
     (memory: n_weights x working-set size, plus CP_CHUNKS running accumulators).
@@ -234,11 +237,13 @@ def fit_cutting_plane(structure, Cs, tol, max_iter, seed=0, verbose=0, callback=
         elif not oracle:
             b, hsum, calls = orc.cache_pass(w, a)
         else:
+            # the running accumulators are rebuilt from scratch now and then (rounding)
+            rebuild = stats["oracle_passes"] % REBUILD_EVERY == 0
             if parallel is not None:
-                parallel(delayed(orc.pass_chunk)(w, k, True, True) for k in range(n_chunks))
+                parallel(delayed(orc.pass_chunk)(w, k, True, rebuild) for k in range(n_chunks))
             else:
                 for k in range(n_chunks):
-                    orc.pass_chunk(w, k, True, True)
+                    orc.pass_chunk(w, k, True, rebuild)
             b, hsum, calls = orc.collect(a)
         stats["oracle_calls"] += calls
         stats["oracle_seconds"] += time.perf_counter() - t
@@ -251,7 +256,6 @@ def fit_cutting_plane(structure, Cs, tol, max_iter, seed=0, verbose=0, callback=
     primal_curve, dual_curve, timestamps = [], [], []
     best_primal = np.inf
     hsum = np.nan
-    eps_est = np.inf
     since_oracle = 0
     converged = interrupted = False
     it = 0
@@ -267,10 +271,9 @@ def fit_cutting_plane(structure, Cs, tol, max_iter, seed=0, verbose=0, callback=
                 # type-II: hsum = b - w . a, the constraint's value at w
                 b, hs = orc.cache_pass(w, a)[:2]
                 stats["cache_passes"] += 1
-            if not cached or hs - xi <= max(tol * budget, est_ratio * eps_est):
+            if not cached or hs - xi <= tol * budget:
                 b, hsum = oracle_pass(w)
                 since_oracle = 0
-                eps_est = hsum - xi
                 if not lse:
                     best_primal = min(best_primal, 0.5 * float(w @ w) + hsum)
                 if hsum - xi <= tol * budget:
