@@ -180,7 +180,7 @@ def fit_cutting_plane(structure, Cs, tol, max_iter, seed=0, verbose=0, callback=
     Stopping rule (svm_struct's epsilon): the most violated constraint, found with the oracle, is
     violated by at most tol * sum_i C_i, i.e. the average slack of an example by at most tol; the
     primal objective is then within tol * sum_i C_i of the optimum (for LSE: of the optimum over
-    the final caches V_i). max_iter bounds iterations.
+    the final caches V_i, which is what `primal` reports for LSE). max_iter bounds iterations.
     """
     from joblib import Parallel, delayed, effective_n_jobs
     from ._kernels.cuttingplane import OneSlackOracle
@@ -301,12 +301,10 @@ def fit_cutting_plane(structure, Cs, tol, max_iter, seed=0, verbose=0, callback=
                        f"the most violated constraint fell to tol={tol}")
     w = w.copy()
     dual = qp.dual
-    if lse:
-        primal = np.nan
-    else:
-        if not converged:
-            hsum = oracle_pass(w)[1]
-        primal = 0.5 * float(w @ w) + hsum
+    if not converged:
+        hsum = oracle_pass(w)[1]
+    # margin: the primal objective; LSE: the primal of the problem restricted to the final caches
+    primal = 0.5 * float(w @ w) + hsum
     return FitResult(w=w, primal=primal, dual=dual, gap=primal - dual, n_iter=it, n_outer=it,
                      converged=converged, n_oracle_calls=stats["oracle_calls"],
                      oracle_seconds=stats["oracle_seconds"], n_oracle_passes=stats["oracle_passes"],
