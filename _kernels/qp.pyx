@@ -362,7 +362,16 @@ cdef class OneSlackQP:
         return self.m - 1
 
     def beta_(self):
+        """beta of the rows in use (row 0 first)."""
         return np.array([self.beta[j] for j in range(self.m)])
+
+    def rhs(self):
+        """b of the rows in use (row 0 first)."""
+        return np.array([self.b[j] for j in range(self.m)])
+
+    def rows(self):
+        """A (the rows in use, row 0 first), a copy."""
+        return np.array(<double[:self.m, :max(self.n_weights, 1)]> self.A)[:, :self.n_weights].copy()
 
     def gram(self):
         return np.array([[self.G[j * self.cap + k] for k in range(self.m)] for j in range(self.m)])

@@ -200,7 +200,10 @@ def fit_cutting_plane(structure, Cs, tol, max_iter, seed=0, verbose=0, callback=
     # The chunks write into shared memory (accumulators and the label caches), so joblib is asked
     # for shared memory: a thread backend configured by the caller (parallel_config) is used as
     # configured, a process or cluster backend is replaced by threads for this phase.
-    parallel = Parallel(n_jobs=jobs, require="sharedmem") if jobs > 1 else None
+    # One task per chunk, dispatched one at a time to the next free thread (joblib's automatic
+    # batching would hand out runs of chunks and leave a thread idle at the end of the pass).
+    parallel = Parallel(n_jobs=jobs, require="sharedmem", batch_size=1, pre_dispatch="all") \
+        if jobs > 1 else None
     stats = dict(oracle_calls=0, oracle_seconds=0.0, cache_passes=0, oracle_passes=0)
 
     surrogate = None
