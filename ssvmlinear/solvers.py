@@ -148,23 +148,29 @@ def fit_sdcd(structure, Cs, tol, max_iter, seed, verbose=0, callback=None, estim
 CP_CHUNKS = 16
 # Every this many oracle passes the running constraint accumulators are recomputed from scratch.
 REBUILD_EVERY = 50
+# At most this many type-II (cache) iterations of the cutting plane in a row: the paper's kappa2 =
+# 5, its two-loop schedule of Alg. 2 (a type-I pass every kappa2 passes).
+CP_MAX_TYPE2 = 5
 
 
 def fit_cutting_plane(structure, Cs, tol, max_iter, seed=0, verbose=0, callback=None, estimator=None,
                       state=None, keep_state=False, lse=False, n_jobs=None, cache_size=10,
                       inactive_after=50, qp_tol=1e-10, exact_violators=False, loss="margin",
-                      search="hull", max_calls=50, init_caches=None, oracle=True, max_type2=MAX_TYPE2_PASSES):
+                      search="hull", max_calls=50, init_caches=None, oracle=True, max_type2=None):
     """One-slack cutting plane (Joachims, Finley & Yu 2009, with constraint caching) for margin
     rescaling, or Balamurugan et al.'s Alg. 1 for the LSE problem (lse=True).
 
     Each iteration first builds the most violated constraint from the per-example label caches
     (a type-II pass: no oracle calls; for LSE the caches are Alg. 1's violator sets V_i); when
     that one is not violated by more than the tolerance, or after `max_type2` type-II iterations
-    in a row (SDM's schedule: at most MAX_TYPE2_PASSES type-II passes between type-I passes; 0 =
-    no limit), the loss-augmented oracles are called (a type-I pass, in parallel threads over
-    fixed chunks of examples; their answers join the caches). The restricted dual QP over the working set of constraints is solved by SMO on the
-    simplex (_kernels/qp.pyx: OneSlackQP), warm-started; constraints whose dual weight stayed zero
-    for `inactive_after` iterations are dropped. Constraints are dense vectors of n_weights doubles
+    in a row (default CP_MAX_TYPE2 = 5, the two-loop schedule of Balamurugan et al., whose Alg. 2
+    runs a type-I pass every kappa2 = 5 passes; 0 = no limit, svm_struct's caching), the
+    loss-augmented oracles are called (a type-I pass, in parallel threads over fixed chunks of
+    examples; their answers join the caches). Both passes update running per-chunk accumulators
+    of the constraint (only labels entering or leaving it are applied). The restricted dual QP
+    over the working set of constraints (_kernels/qp.pyx: OneSlackQP) is solved by an active-set
+    method on the simplex polished by SMO, warm-started; constraints whose dual weight stayed
+    zero for `inactive_after` iterations are dropped. Constraints are dense vectors of n_weights doubles
     (memory: n_weights x working-set size, plus CP_CHUNKS running accumulators).
 
     `init_caches` seeds the label caches (a dict sizes/labels/loss, e.g. LSE-SDCD's or SDM's
@@ -190,6 +196,8 @@ def fit_cutting_plane(structure, Cs, tol, max_iter, seed=0, verbose=0, callback=
     Cs = np.ascontiguousarray(Cs, dtype=np.float64)
     budget = float(Cs.sum())
     n = structure.n_examples
+    if max_type2 is None:
+        max_type2 = CP_MAX_TYPE2
     bounds = np.linspace(0, n, min(CP_CHUNKS, max(n, 1)) + 1).astype(np.int64)
     chunks = list(zip(bounds[:-1], bounds[1:]))
     n_chunks = len(chunks)
