@@ -9,15 +9,23 @@ of ybar; LSE: a = sum_i C_i sum_{y in S_i} dphi_i(y), b likewise, over all subse
 violated constraint takes ybar_i = argmax_y H_i(y) (resp. S_i = {y : H_i(y) > 0}) with
 H_i(y) = Delta(y, y_i) + f(y) - f(y_i).
 
-`pass_chunk` builds the part of that constraint contributed by examples [start, stop): either with
-the loss-augmented oracle (which also refreshes each example's label cache) or from the cache only
-(svm_struct's -w 4 idea; for LSE the cache is the violator set V_i of Alg. 1, which only grows).
-Chunks touch disjoint examples and write their own `a`, so they run in parallel threads.
+Every example keeps a label cache (margin rescaling: a ring of the last `cache_size` oracle
+answers, svm_struct's -w 4 idea; LSE: the violator set V_i of Alg. 1, which only grows). The
+examples are split into fixed chunks; `pass_chunk(w, c, use_oracle)` refreshes chunk c's part of
+the most violated constraint either with the loss-augmented oracle (type-I: the answer joins the
+cache first, Alg. 1 steps 8-11) or from the caches only (type-II), and keeps that part in the
+chunk's own accumulator. The accumulators are *running*: the selection of each example (ybar_i,
+resp. S_i, as flags on its cache) is remembered, and a pass only adds C_i dphi_i of the labels
+that entered and subtracts those that left, since from one iteration to the next few labels
+change. An oracle pass rebuilds its chunk's accumulator from scratch, so rounding cannot pile up.
+Chunks touch disjoint examples, their own accumulator and their own scratch buffers, and run
+without the GIL: oracle passes run chunks in parallel threads. `collect` adds the accumulators in
+chunk order, so the constraint does not depend on the number of threads.
 """
 import numpy as np
 
-from libc.stdlib cimport malloc, realloc, free
-from libc.string cimport memcpy
+from libc.stdlib cimport malloc, calloc, realloc, free
+from libc.string cimport memcpy, memset
 
 from ssvmlinear._kernels.structure cimport Structure
 
@@ -29,11 +37,29 @@ cdef class OneSlackOracle:
     cdef readonly bint lse
     cdef readonly int cache_size       # ring capacity for margin rescaling; LSE sets grow
     cdef readonly bint exact_violators # LSE: also add the best violator outside V_i (k-best)
+    cdef readonly Py_ssize_t n_chunks
+    cdef readonly Py_ssize_t n_weights
     cdef int *size
     cdef int *cap
     cdef int *ring
     cdef int **lab
     cdef double **loss
+    cdef char **inset                  # LSE: label k of example i is in S_i of the running constraint
+    cdef int *sel                      # margin: the cache slot of ybar_i in the running constraint, -1: y_i
+    cdef long long[::1] bounds         # chunk c = examples bounds[c] .. bounds[c+1]-1
+    cdef double[:, ::1] acc            # running accumulator of every chunk
+    cdef double[:, ::1] work           # per-chunk structure workspace
+    cdef int[:, ::1] ybuf              # per-chunk oracle answer
+    cdef double **hbuf                 # per-chunk margins of a cache (grows)
+    cdef Py_ssize_t *hcap
+    cdef int **klab                    # per-chunk k-best buffers (exact_violators; grow)
+    cdef double **kval
+    cdef double **kwork
+    cdef Py_ssize_t *kcap
+    cdef double[::1] chunk_b           # per-chunk results of the last pass
+    cdef double[::1] chunk_h
+    cdef long long[::1] chunk_calls
+    cdef readonly long long n_changes  # labels that entered or left the constraint in cache passes
 
     def __cinit__(self):
         self.size = NULL
@@ -41,31 +67,62 @@ cdef class OneSlackOracle:
         self.ring = NULL
         self.lab = NULL
         self.loss = NULL
+        self.inset = NULL
+        self.sel = NULL
+        self.hbuf = NULL
+        self.hcap = NULL
+        self.klab = NULL
+        self.kval = NULL
+        self.kwork = NULL
+        self.kcap = NULL
         self.n = 0
+        self.n_chunks = 0
 
-    def __init__(self, Structure structure, Cs, bint lse=False, int cache_size=10, bint exact_violators=False):
-        cdef Py_ssize_t i, m = max(structure.n_examples, 1)
+    def __init__(self, Structure structure, Cs, bint lse=False, int cache_size=10, bint exact_violators=False,
+                 bounds=None):
+        """bounds: chunk boundaries (increasing, from 0 to n_examples); default one chunk."""
+        cdef Py_ssize_t i, c, m = max(structure.n_examples, 1)
         self.st = structure
         self.Cs = np.ascontiguousarray(Cs, dtype=np.float64).copy()
         if self.Cs.shape[0] != structure.n_examples:
             raise ValueError("need one C per example")
+        if bounds is None:
+            bounds = [0, structure.n_examples]
+        b = np.ascontiguousarray(bounds, dtype=np.int64)
+        if b.shape[0] < 2 or b[0] != 0 or b[b.shape[0] - 1] != structure.n_examples or np.any(np.diff(b) < 0):
+            raise ValueError("bounds must rise from 0 to n_examples")
+        self.bounds = b
+        self.n_chunks = b.shape[0] - 1
+        self.n_weights = structure.n_weights
         self.lse = lse
         self.exact_violators = exact_violators
         self.cache_size = max(cache_size, 1)
-        self.size = <int *> malloc(m * sizeof(int))
-        self.cap = <int *> malloc(m * sizeof(int))
-        self.ring = <int *> malloc(m * sizeof(int))
-        self.lab = <int **> malloc(m * sizeof(int *))
-        self.loss = <double **> malloc(m * sizeof(double *))
-        if not (self.size and self.cap and self.ring and self.lab and self.loss):
+        self.acc = np.zeros((self.n_chunks, max(self.n_weights, 1)))
+        self.work = np.zeros((self.n_chunks, max(structure.workspace_size(), 1)))
+        self.ybuf = np.zeros((self.n_chunks, max(structure.max_label_len, 1)), dtype=np.int32)
+        self.chunk_b = np.zeros(self.n_chunks)
+        self.chunk_h = np.zeros(self.n_chunks)
+        self.chunk_calls = np.zeros(self.n_chunks, dtype=np.int64)
+        self.n_changes = 0
+        self.size = <int *> calloc(m, sizeof(int))
+        self.cap = <int *> calloc(m, sizeof(int))
+        self.ring = <int *> calloc(m, sizeof(int))
+        self.sel = <int *> malloc(m * sizeof(int))
+        self.lab = <int **> calloc(m, sizeof(int *))
+        self.loss = <double **> calloc(m, sizeof(double *))
+        self.inset = <char **> calloc(m, sizeof(char *))
+        self.hbuf = <double **> calloc(self.n_chunks, sizeof(double *))
+        self.hcap = <Py_ssize_t *> calloc(self.n_chunks, sizeof(Py_ssize_t))
+        self.klab = <int **> calloc(self.n_chunks, sizeof(int *))
+        self.kval = <double **> calloc(self.n_chunks, sizeof(double *))
+        self.kwork = <double **> calloc(self.n_chunks, sizeof(double *))
+        self.kcap = <Py_ssize_t *> calloc(self.n_chunks, sizeof(Py_ssize_t))
+        if not (self.size and self.cap and self.ring and self.sel and self.lab and self.loss and self.inset
+                and self.hbuf and self.hcap and self.klab and self.kval and self.kwork and self.kcap):
             raise MemoryError()
         self.n = structure.n_examples
-        for i in range(self.n):
-            self.size[i] = 0
-            self.cap[i] = 0
-            self.ring[i] = 0
-            self.lab[i] = NULL
-            self.loss[i] = NULL
+        for i in range(m):
+            self.sel[i] = -1
 
     def __dealloc__(self):
         cdef Py_ssize_t i
@@ -73,11 +130,26 @@ cdef class OneSlackOracle:
             for i in range(self.n):
                 free(self.lab[i])
                 free(self.loss[i])
+                free(self.inset[i])
+        if self.hbuf != NULL:
+            for i in range(self.n_chunks):
+                free(self.hbuf[i])
+                free(self.klab[i])
+                free(self.kval[i])
+                free(self.kwork[i])
         free(self.size)
         free(self.cap)
         free(self.ring)
+        free(self.sel)
         free(self.lab)
         free(self.loss)
+        free(self.inset)
+        free(self.hbuf)
+        free(self.hcap)
+        free(self.klab)
+        free(self.kval)
+        free(self.kwork)
+        free(self.kcap)
 
     cdef int _find(self, Py_ssize_t i, const int *y) noexcept nogil:
         cdef Py_ssize_t L = self.st.label_len(i), t
@@ -90,17 +162,22 @@ cdef class OneSlackOracle:
                 return k
         return -1
 
-    cdef int _add(self, Py_ssize_t i, const int *y, double loss) noexcept nogil:
-        """Put y in example i's cache (a full margin cache replaces its oldest entry); -1 on OOM."""
+    cdef int _add(self, Py_ssize_t i, const int *y, double loss, double *a) noexcept nogil:
+        """Put y in example i's cache (a full margin cache replaces its oldest entry, first taking
+        it out of the running accumulator `a` if it was example i's choice); -1 on OOM."""
         cdef Py_ssize_t L = self.st.label_len(i)
         cdef int k, new
         cdef int *lab
         cdef double *ls
+        cdef char *fl
         if self._find(i, y) >= 0:
             return 0
         if not self.lse and self.size[i] == self.cache_size:
             k = self.ring[i]
             self.ring[i] = (k + 1) % self.cache_size
+            if self.sel[i] == k:
+                self.st.update(a, i, -self.Cs[i], self.lab[i] + k * L)
+                self.sel[i] = -1
         else:
             if self.size[i] == self.cap[i]:
                 new = 2 if self.cap[i] == 0 else 2 * self.cap[i]
@@ -114,109 +191,235 @@ cdef class OneSlackOracle:
                 if ls == NULL:
                     return -1
                 self.loss[i] = ls
+                fl = <char *> realloc(self.inset[i], new * sizeof(char))
+                if fl == NULL:
+                    return -1
+                self.inset[i] = fl
                 self.cap[i] = new
             k = self.size[i]
             self.size[i] += 1
         memcpy(self.lab[i] + k * L, y, L * sizeof(int))
         self.loss[i][k] = loss
+        self.inset[i][k] = 0
         return 0
 
     def cache_sizes(self):
         return np.array([self.size[i] for i in range(self.n)], dtype=np.int64)
 
-    def pass_chunk(self, const double[::1] w, Py_ssize_t start, Py_ssize_t stop, double[::1] a,
-                   bint use_oracle):
-        """Add examples [start, stop)'s part of the most violated constraint (from the oracle or
-        from the caches) to `a`; returns (b, sum_i C_i * loss_i(w), oracle calls), where loss_i is
-        max(0, max_y H_i(y)) (margin; exact when use_oracle) or sum over the cache of H_i(y)^+ (LSE)."""
+    def get_caches(self):
+        """The label caches as plain arrays: sizes (n), labels (concatenated), loss."""
+        cdef Py_ssize_t i, L
+        labels, losses = [], []
+        for i in range(self.n):
+            L = self.st.label_len(i)
+            labels.append(np.array(<int[:self.size[i] * L]> self.lab[i]) if self.size[i] else np.zeros(0, np.int32))
+            losses.append(np.array(<double[:self.size[i]]> self.loss[i]) if self.size[i] else np.zeros(0))
+        cat = lambda a, dt: np.concatenate(a).astype(dt) if a else np.zeros(0, dt)
+        return dict(sizes=self.cache_sizes(), labels=cat(labels, np.int32), loss=cat(losses, np.float64))
+
+    def set_caches(self, state):
+        """Add labels to the caches: `state` as get_caches() returns it (or the working sets of
+        SDM / LSE-SDCD's get_state()). Labels whose loss is 0 (y_i itself) are skipped. The
+        running constraint is reset (the next pass should be an oracle pass or rebuild)."""
+        cdef long long[::1] sizes = np.ascontiguousarray(state["sizes"], dtype=np.int64)
+        cdef int[::1] labels = np.ascontiguousarray(state["labels"], dtype=np.int32)
+        cdef double[::1] loss = np.ascontiguousarray(state["loss"], dtype=np.float64)
+        cdef Py_ssize_t i, L, k, pos = 0, lpos = 0
+        if sizes.shape[0] != self.n:
+            raise ValueError("set_caches: one size per example expected")
+        for i in range(self.n):
+            L = self.st.label_len(i)
+            pos += sizes[i] * L
+        if pos != labels.shape[0] or loss.shape[0] != np.asarray(sizes).sum():
+            raise ValueError("set_caches: sizes, labels and loss disagree")
+        pos = 0
+        for i in range(self.n):
+            L = self.st.label_len(i)
+            for k in range(sizes[i]):
+                if loss[lpos] > 0.0 and self._add(i, &labels[pos], loss[lpos], &self.acc[0, 0]) < 0:
+                    raise MemoryError("cutting-plane label caches")
+                pos += L
+                lpos += 1
+        self.reset()
+
+    def reset(self):
+        """Empty the running constraint (selections and accumulators)."""
+        cdef Py_ssize_t i, k
+        for i in range(self.n):
+            self.sel[i] = -1
+            for k in range(self.size[i]):
+                self.inset[i][k] = 0
+        self.acc[:, :] = 0.0
+
+    cdef int _grow(self, Py_ssize_t c, Py_ssize_t need, bint kbest) noexcept nogil:
+        """Chunk c's margin buffer (and k-best buffers) hold at least `need` labels; -1 on OOM."""
+        cdef Py_ssize_t new
+        cdef double *hp
+        cdef int *kl
+        cdef double *kv
+        cdef double *kw
+        if need > self.hcap[c]:
+            new = max(2 * need, 16)
+            hp = <double *> realloc(self.hbuf[c], new * sizeof(double))
+            if hp == NULL:
+                return -1
+            self.hbuf[c] = hp
+            self.hcap[c] = new
+        if kbest and need > self.kcap[c]:
+            new = max(2 * need, 16)
+            kl = <int *> realloc(self.klab[c], new * max(self.st.max_label_len, 1) * sizeof(int))
+            if kl == NULL:
+                return -1
+            self.klab[c] = kl
+            kv = <double *> realloc(self.kval[c], new * sizeof(double))
+            if kv == NULL:
+                return -1
+            self.kval[c] = kv
+            kw = <double *> realloc(self.kwork[c], max(self.st.kbest_workspace_size(<int> new), 1) * sizeof(double))
+            if kw == NULL:
+                return -1
+            self.kwork[c] = kw
+            self.kcap[c] = new
+        return 0
+
+    cdef int _chunk(self, const double *w, Py_ssize_t c, bint use_oracle, bint rebuild) noexcept nogil:
+        """One pass over chunk c (see the module docstring); -1 on OOM."""
         cdef Py_ssize_t i, L, k, best
         cdef double bsum = 0.0, hsum = 0.0, m, d, h, hbest, C
-        cdef long long calls = 0
-        cdef bint oom = False
-        cdef Structure st = self.st
-        work_arr = np.zeros(max(st.workspace_size(), 1))
-        ybuf_arr = np.zeros(max(st.max_label_len, 1), dtype=np.int32)
-        cdef double[::1] work = work_arr
-        cdef int[::1] ybuf = ybuf_arr
-        cdef Py_ssize_t hcap = 16, kb = 1, got
-        for i in range(start, stop):
-            kb = max(kb, self.size[i] + 2)
-        klab_arr = np.zeros(kb * max(st.max_label_len, 1), dtype=np.int32)
-        kval_arr = np.zeros(kb)
-        kwork_arr = np.zeros(max(st.kbest_workspace_size(<int> kb), 1))
-        cdef int[::1] klab = klab_arr
-        cdef double[::1] kval = kval_arr
-        cdef double[::1] kwork = kwork_arr
-        cdef double *H = <double *> malloc(hcap * sizeof(double))
-        cdef double *hp
-        if H == NULL:
-            raise MemoryError()
-        with nogil:
-            for i in range(start, stop):
-                C = self.Cs[i]
-                if C <= 0.0:
-                    continue
-                L = st.label_len(i)
-                if use_oracle:
-                    st.oracle(&w[0], i, 1.0, &ybuf[0], &m, &d, &work[0])
-                    calls += 1
-                    if (self.lse and self.exact_violators and m + d > 0.0 and self._find(i, &ybuf[0]) >= 0
-                            and self.size[i] + 1 <= kb):
-                        # the argmax is known: add the best violator outside V_i, if any
-                        got = st.kbest(&w[0], i, 1.0, self.size[i] + 1, &klab[0], &kval[0], &kwork[0])
-                        for k in range(got):
-                            if kval[k] <= 0.0:
-                                break
-                            if self._find(i, &klab[k * L]) < 0:
-                                if self._add(i, &klab[k * L], st.loss(i, &klab[k * L])) < 0:
-                                    oom = True
-                                break
-                        if oom:
+        cdef long long calls = 0, changes = 0
+        cdef int got
+        cdef double *a = &self.acc[c, 0]
+        cdef double *work = &self.work[c, 0]
+        cdef int *ybuf = &self.ybuf[c, 0]
+        cdef double *H
+        cdef char *fl
+        if rebuild:
+            memset(a, 0, self.n_weights * sizeof(double))
+            for i in range(self.bounds[c], self.bounds[c + 1]):
+                self.sel[i] = -1
+                for k in range(self.size[i]):
+                    self.inset[i][k] = 0
+        for i in range(self.bounds[c], self.bounds[c + 1]):
+            C = self.Cs[i]
+            if C <= 0.0:
+                continue
+            L = self.st.label_len(i)
+            if use_oracle:
+                self.st.oracle(w, i, 1.0, ybuf, &m, &d, work)
+                calls += 1
+                if (self.lse and self.exact_violators and m + d > 0.0 and self._find(i, ybuf) >= 0):
+                    # the argmax is known: add the best violator outside V_i, if any (k-best with
+                    # k = |V_i| + 1 always reaches one); kbest leaves `work` (the unary scores) intact
+                    if self._grow(c, self.size[i] + 2, True) < 0:
+                        return -1
+                    got = self.st.kbest(w, i, 1.0, self.size[i] + 1, self.klab[c], self.kval[c], self.kwork[c])
+                    for k in range(got):
+                        if self.kval[c][k] <= 0.0:
                             break
-                        # kbest reused the oracle's buffers only through kwork: work is intact
-                    if self._add(i, &ybuf[0], d) < 0:
-                        oom = True
-                        break
-                    if not self.lse:
-                        h = m + d
-                        if h > 0.0:
-                            st.update(&a[0], i, C, &ybuf[0])
-                            bsum += C * d
-                            hsum += C * h
-                        continue
-                if self.size[i] == 0:
-                    continue
-                if self.size[i] > hcap:
-                    hcap = 2 * self.size[i]
-                    hp = <double *> realloc(H, hcap * sizeof(double))
-                    if hp == NULL:
-                        oom = True
-                        break
-                    H = hp
-                st.margins(&w[0], i, self.lab[i], self.size[i], H, &work[0], use_oracle)
-                if self.lse:
-                    for k in range(self.size[i]):
-                        h = H[k] + self.loss[i][k]
-                        if h > 0.0:
-                            st.update(&a[0], i, C, self.lab[i] + k * L)
-                            bsum += C * self.loss[i][k]
-                            hsum += C * h
-                else:
-                    best = -1
-                    hbest = 0.0          # y_i itself: H = 0
-                    for k in range(self.size[i]):
-                        h = H[k] + self.loss[i][k]
-                        if h > hbest:
-                            hbest = h
-                            best = k
+                        if self._find(i, self.klab[c] + k * L) < 0:
+                            if self._add(i, self.klab[c] + k * L, self.st.loss(i, self.klab[c] + k * L), a) < 0:
+                                return -1
+                            break
+                if self._add(i, ybuf, d, a) < 0:
+                    return -1
+            if self.size[i] == 0:
+                continue
+            if self._grow(c, self.size[i], False) < 0:
+                return -1
+            H = self.hbuf[c]
+            self.st.margins(w, i, self.lab[i], self.size[i], H, work, use_oracle)
+            if self.lse:
+                fl = self.inset[i]
+                for k in range(self.size[i]):
+                    h = H[k] + self.loss[i][k]
+                    if h > 0.0:
+                        bsum += C * self.loss[i][k]
+                        hsum += C * h
+                        if not fl[k]:
+                            self.st.update(a, i, C, self.lab[i] + k * L)
+                            fl[k] = 1
+                            changes += 1
+                    elif fl[k]:
+                        self.st.update(a, i, -C, self.lab[i] + k * L)
+                        fl[k] = 0
+                        changes += 1
+            else:
+                best = -1
+                hbest = 0.0          # y_i itself: H = 0
+                for k in range(self.size[i]):
+                    h = H[k] + self.loss[i][k]
+                    if h > hbest:
+                        hbest = h
+                        best = k
+                if best >= 0:
+                    bsum += C * self.loss[i][best]
+                    hsum += C * hbest
+                if best != self.sel[i]:
+                    if self.sel[i] >= 0:
+                        self.st.update(a, i, -C, self.lab[i] + self.sel[i] * L)
                     if best >= 0:
-                        st.update(&a[0], i, C, self.lab[i] + best * L)
-                        bsum += C * self.loss[i][best]
-                        hsum += C * hbest
-        free(H)
-        if oom:
+                        self.st.update(a, i, C, self.lab[i] + best * L)
+                    self.sel[i] = <int> best
+                    changes += 1
+        self.chunk_b[c] = bsum
+        self.chunk_h[c] = hsum
+        self.chunk_calls[c] = calls
+        if not use_oracle:
+            self.n_changes += changes
+        return 0
+
+    def pass_chunk(self, const double[::1] w, Py_ssize_t c, bint use_oracle, bint rebuild=False):
+        """Refresh chunk c's part of the most violated constraint at w (see the module docstring):
+        type-I (use_oracle: the loss-augmented oracle's answer joins the cache first) or type-II;
+        `rebuild` recomputes the chunk's accumulator from scratch. Runs without the GIL and
+        allocates nothing but growing caches, so chunks can run in parallel threads."""
+        cdef int status
+        if c < 0 or c >= self.n_chunks:
+            raise IndexError("chunk index out of range")
+        if w.shape[0] != self.n_weights:
+            raise ValueError("w has the wrong length")
+        with nogil:
+            status = self._chunk(&w[0], c, use_oracle, rebuild)
+        if status < 0:
             raise MemoryError("cutting-plane label caches")
-        return bsum, hsum, calls
+
+    def cache_pass(self, const double[::1] w, double[::1] a):
+        """Type-II pass over every chunk in turn (serial; a cache pass is too cheap for threads),
+        then collect(a). Returns (b, hsum, oracle calls = 0)."""
+        cdef Py_ssize_t c
+        cdef int status = 0
+        if w.shape[0] != self.n_weights:
+            raise ValueError("w has the wrong length")
+        with nogil:
+            for c in range(self.n_chunks):
+                status = self._chunk(&w[0], c, False, False)
+                if status < 0:
+                    break
+        if status < 0:
+            raise MemoryError("cutting-plane label caches")
+        return self.collect(a)
+
+    def collect(self, double[::1] a):
+        """a = sum of the chunk accumulators in chunk order; returns (b, hsum, oracle calls) of
+        the last pass, where hsum = sum_i C_i loss_i(w) with loss_i = max(0, max over the cache
+        of H_i) (margin; exact after an oracle pass) or the sum over the cache of H_i^+ (LSE);
+        hsum = b - w . a up to rounding."""
+        cdef Py_ssize_t c, j, d = self.n_weights
+        cdef double b = 0.0, hs = 0.0
+        cdef long long calls = 0
+        cdef double *src
+        if a.shape[0] != d:
+            raise ValueError("a has the wrong length")
+        with nogil:
+            memset(&a[0], 0, d * sizeof(double))
+            for c in range(self.n_chunks):
+                src = &self.acc[c, 0]
+                for j in range(d):
+                    a[j] += src[j]
+                b += self.chunk_b[c]
+                hs += self.chunk_h[c]
+                calls += self.chunk_calls[c]
+        return b, hs, calls
 
 
 from ssvmlinear._kernels.search cimport StructureOracle, SearchResult, run_search

@@ -15,14 +15,13 @@ w = np.random.default_rng(0).standard_normal(st.n_weights) * 0.1
 n = st.n_examples
 bounds = np.linspace(0, n, 17).astype(int)
 def one_pass(jobs):
-    orc = OneSlackOracle(st, np.full(n, 0.1), False, 10)
-    parts = [np.zeros(st.n_weights) for _ in range(16)]
-    run = lambda k: orc.pass_chunk(w, int(bounds[k]), int(bounds[k + 1]), parts[k], True)
+    orc = OneSlackOracle(st, np.full(n, 0.1), False, 10, False, bounds)
+    run = lambda k: orc.pass_chunk(w, k, True, True)
     t = time.perf_counter()
     if jobs == 1:
         [run(k) for k in range(16)]
     else:
-        Parallel(n_jobs=jobs, require="sharedmem")(delayed(run)(k) for k in range(16))
+        Parallel(n_jobs=jobs, require="sharedmem", batch_size=1)(delayed(run)(k) for k in range(16))
     return time.perf_counter() - t
 for jobs in (1, 2, 1, 2):
     one_pass(jobs)

@@ -183,22 +183,37 @@ def fit_sdcd(structure, Cs, tol, max_iter, seed, verbose=0, callback=None, estim
 # The one-slack cutting plane splits every pass into this many fixed chunks of examples, whatever
 # n_jobs is, and adds their parts in chunk order: results do not depend on n_jobs.
 CP_CHUNKS = 16
+# Every this many oracle passes the running constraint accumulators are recomputed from scratch.
+REBUILD_EVERY = 50
+# At most this many type-II (cache) iterations of the cutting plane in a row: the paper's kappa2 =
+# 5, its two-loop schedule of Alg. 2 (a type-I pass every kappa2 passes).
+CP_MAX_TYPE2 = 5
 
 
 def fit_cutting_plane(structure, Cs, tol, max_iter, seed=0, verbose=0, callback=None, estimator=None,
                       state=None, keep_state=False, lse=False, n_jobs=None, cache_size=10,
                       inactive_after=50, qp_tol=1e-10, exact_violators=False, loss="margin",
-                      search="hull", max_calls=50):
+                      search="hull", max_calls=50, init_caches=None, oracle=True, max_type2=None):
     """One-slack cutting plane (Joachims, Finley & Yu 2009, with constraint caching) for margin
     rescaling, or Balamurugan et al.'s Alg. 1 for the LSE problem (lse=True).
 
     Each iteration first builds the most violated constraint from the per-example label caches
-    (no oracle calls); only when that one is not violated by more than the tolerance are the
-    loss-augmented oracles called (in parallel threads over fixed chunks of examples). The
-    restricted dual QP over the working set of constraints is solved by SMO on the simplex
-    (_kernels/qp.pyx), warm-started; constraints whose dual weight stayed zero for
-    `inactive_after` iterations are dropped. Constraints are dense vectors of n_weights doubles
-    (memory: n_weights x working-set size, plus CP_CHUNKS accumulators).
+    (a type-II pass: no oracle calls; for LSE the caches are Alg. 1's violator sets V_i); when
+    that one is not violated by more than the tolerance, or after `max_type2` type-II iterations
+    in a row (default CP_MAX_TYPE2 = 5, the two-loop schedule of Balamurugan et al., whose Alg. 2
+    runs a type-I pass every kappa2 = 5 passes; 0 = no limit, svm_struct's caching), the
+    loss-augmented oracles are called (a type-I pass, in parallel threads over fixed chunks of
+    examples; their answers join the caches). Both passes update running per-chunk accumulators
+    of the constraint (only labels entering or leaving it are applied). The restricted dual QP
+    over the working set of constraints (_kernels/qp.pyx: OneSlackQP) is solved by an active-set
+    method on the simplex polished by SMO, warm-started; constraints whose dual weight stayed
+    zero for `inactive_after` iterations are dropped. Constraints are dense vectors of n_weights doubles
+    (memory: n_weights x working-set size, plus CP_CHUNKS running accumulators).
+
+    `init_caches` seeds the label caches (a dict sizes/labels/loss, e.g. LSE-SDCD's or SDM's
+    get_state(), or the `caches` of an earlier run); with oracle=False the loss-augmented oracle
+    is never called, so the problem restricted to the seeded caches is solved (for LSE: the
+    paper's OP5 over those working sets).
 
     Bi-criteria surrogates convex in h (slack rescaling, beta/generalized scaling, logloss,
     probloss-convex, microf1): each example's most violated label comes from the search and
@@ -207,24 +222,33 @@ def fit_cutting_plane(structure, Cs, tol, max_iter, seed=0, verbose=0, callback=
 
     Stopping rule (svm_struct's epsilon): the most violated constraint, found with the oracle, is
     violated by at most tol * sum_i C_i, i.e. the average slack of an example by at most tol; the
-    primal objective is then within tol * sum_i C_i of the optimum. max_iter bounds iterations.
+    primal objective is then within tol * sum_i C_i of the optimum (for LSE: of the optimum over
+    the final caches V_i, which is what `primal` reports for LSE). max_iter bounds iterations.
     """
     from joblib import Parallel, delayed, effective_n_jobs
     from ._kernels.cuttingplane import OneSlackOracle
-    from ._kernels.qp import solve_simplex_qp
+    from ._kernels.qp import OneSlackQP
 
     n_weights = structure.n_weights
     Cs = np.ascontiguousarray(Cs, dtype=np.float64)
     budget = float(Cs.sum())
-    oracle = OneSlackOracle(structure, Cs, lse, cache_size, exact_violators)
     n = structure.n_examples
+    if max_type2 is None:
+        max_type2 = CP_MAX_TYPE2
     bounds = np.linspace(0, n, min(CP_CHUNKS, max(n, 1)) + 1).astype(np.int64)
     chunks = list(zip(bounds[:-1], bounds[1:]))
-    jobs = max(1, min(effective_n_jobs(n_jobs), len(chunks)))
+    n_chunks = len(chunks)
+    orc = OneSlackOracle(structure, Cs, lse, cache_size, exact_violators, bounds)
+    if init_caches is not None:
+        orc.set_caches(init_caches)
+    jobs = max(1, min(effective_n_jobs(n_jobs), n_chunks))
     # The chunks write into shared memory (accumulators and the label caches), so joblib is asked
     # for shared memory: a thread backend configured by the caller (parallel_config) is used as
     # configured, a process or cluster backend is replaced by threads for this phase.
-    parallel = Parallel(n_jobs=jobs, require="sharedmem") if jobs > 1 else None
+    # One task per chunk, dispatched one at a time to the next free thread (joblib's automatic
+    # batching would hand out runs of chunks and leave a thread idle at the end of the pass).
+    parallel = Parallel(n_jobs=jobs, require="sharedmem", batch_size=1, pre_dispatch="all") \
+        if jobs > 1 else None
     stats = dict(oracle_calls=0, oracle_seconds=0.0, cache_passes=0, oracle_passes=0)
 
     surrogate = None
@@ -238,127 +262,105 @@ def fit_cutting_plane(structure, Cs, tol, max_iter, seed=0, verbose=0, callback=
         ratio = 0.999 if search == "angular" else 1.0
         chunk_oracles = [StructureOracle(structure, capacity=2 * max_calls + 8,
                                          microf1=surrogate.name == "microf1") for _ in chunks]
+        parts = [np.zeros(n_weights) for _ in chunks]
 
-    def most_violated(w, use_oracle):
+    a = np.zeros(n_weights)
+
+    def oracle_pass(w):
+        """Type-I pass: the most violated constraint of the full problem into `a`; (b, hsum)."""
         t = time.perf_counter()
         if surrogate is not None:
-            if not use_oracle:      # no label caches for surrogates: every iteration searches
-                return None, None, None
-            parts = [np.zeros(n_weights) for _ in chunks]
+            for p in parts:
+                p[:] = 0.0
             run = lambda k: surrogate_pass_chunk(chunk_oracles[k], w, Cs, int(chunks[k][0]),
                                                  int(chunks[k][1]), parts[k], surrogate.kind,
                                                  surrogate.alpha, surrogate.beta, method, ratio,
                                                  max_calls)
-            results = parallel(delayed(run)(k) for k in range(len(chunks))) if parallel is not None \
-                else [run(k) for k in range(len(chunks))]
-            a = parts[0]
+            results = parallel(delayed(run)(k) for k in range(n_chunks)) if parallel is not None \
+                else [run(k) for k in range(n_chunks)]
+            a[:] = parts[0]
             for p in parts[1:]:
-                a += p
-            stats["oracle_calls"] += sum(r[2] for r in results)
-            stats["oracle_seconds"] += time.perf_counter() - t
-            stats["oracle_passes"] += 1
-            return a, sum(r[0] for r in results), sum(r[1] for r in results)
-        parts = [np.zeros(n_weights) for _ in chunks]
-        run = lambda k: oracle.pass_chunk(w, int(chunks[k][0]), int(chunks[k][1]), parts[k], use_oracle)
-        # Cache passes are cheap (no inference): threads would cost more in dispatch than they save.
-        if parallel is not None and use_oracle:
-            results = parallel(delayed(run)(k) for k in range(len(chunks)))
+                np.add(a, p, out=a)
+            b, hsum, calls = (sum(r[j] for r in results) for j in range(3))
+        elif not oracle:
+            b, hsum, calls = orc.cache_pass(w, a)
         else:
-            results = [run(k) for k in range(len(chunks))]
-        a = parts[0]
-        for p in parts[1:]:
-            a += p
-        b = sum(r[0] for r in results)
-        hsum = sum(r[1] for r in results)
-        if use_oracle:
-            stats["oracle_calls"] += sum(r[2] for r in results)
-            stats["oracle_seconds"] += time.perf_counter() - t
-            stats["oracle_passes"] += 1
-        else:
-            stats["cache_passes"] += 1
-        return a, b, hsum
+            # the running accumulators are rebuilt from scratch now and then (rounding)
+            rebuild = stats["oracle_passes"] % REBUILD_EVERY == 0
+            if parallel is not None:
+                parallel(delayed(orc.pass_chunk)(w, k, True, rebuild) for k in range(n_chunks))
+            else:
+                for k in range(n_chunks):
+                    orc.pass_chunk(w, k, True, rebuild)
+            b, hsum, calls = orc.collect(a)
+        stats["oracle_calls"] += calls
+        stats["oracle_seconds"] += time.perf_counter() - t
+        stats["oracle_passes"] += 1
+        return b, hsum
 
-    # working set of constraints (rows of A, with b) in buffers that grow by doubling; row 0 is
-    # (0, 0): its beta is the unused budget
-    cap = 64
-    A, G = np.zeros((cap, n_weights)), np.zeros((cap, cap))
-    bvec, beta, idle = np.zeros(cap), np.zeros(cap), np.zeros(cap, dtype=np.int64)
-    beta[0] = 1.0
-    m = 1
-    w = np.zeros(n_weights)
+    qp = OneSlackQP(n_weights, inactive_after, qp_tol)
+    w = qp.w
     xi = 0.0
     primal_curve, dual_curve, timestamps = [], [], []
     best_primal = np.inf
+    hsum = np.nan
+    since_oracle = 0
     converged = interrupted = False
     it = 0
     t0 = time.perf_counter()
     try:
+        if parallel is not None:
+            parallel.__enter__()
         while it < max_iter:
             it += 1
-            a, b, _ = most_violated(w, False)
-            if a is None or b - w @ a - xi <= tol * budget:
-                a, b, hsum = most_violated(w, True)
+            cached = surrogate is None and it > 1 and not (max_type2 and since_oracle >= max_type2)
+            since_oracle += 1
+            if cached:
+                # type-II: hsum = b - w . a, the constraint's value at w
+                b, hs = orc.cache_pass(w, a)[:2]
+                stats["cache_passes"] += 1
+            if not cached or hs - xi <= tol * budget:
+                b, hsum = oracle_pass(w)
+                since_oracle = 0
                 if not lse:
-                    best_primal = min(best_primal, 0.5 * w @ w + hsum)
-                viol = b - w @ a - xi
-                if viol <= tol * budget:
+                    best_primal = min(best_primal, 0.5 * float(w @ w) + hsum)
+                if hsum - xi <= tol * budget:
                     converged = True
                     break
-            # add the constraint, extend the Gram matrix, re-solve the restricted dual
-            if m == cap:
-                cap *= 2
-                A = np.vstack([A, np.zeros_like(A)])
-                G2 = np.zeros((cap, cap))
-                G2[:m, :m] = G[:m, :m]
-                G = G2
-                bvec, beta, idle = (np.concatenate([v, np.zeros_like(v)]) for v in (bvec, beta, idle))
-            A[m] = a
-            g_row = A[:m + 1] @ a
-            G[m, :m + 1] = g_row
-            G[:m + 1, m] = g_row
-            bvec[m], beta[m], idle[m] = b, 0.0, 0
-            m += 1
-            beta[:m], _ = solve_simplex_qp(G[:m, :m], bvec[:m], beta[:m], 1.0, qp_tol)
-            w = beta[:m] @ A[:m]
-            xi = max(0.0, float(np.max(bvec[1:m] - A[1:m] @ w)))
-            idle[:m] = np.where(beta[:m] > 0, 0, idle[:m] + 1)
-            keep = idle[:m] <= inactive_after
-            keep[0] = True
-            if not keep.all():
-                k = int(keep.sum())
-                A[:k], bvec[:k], beta[:k], idle[:k] = A[:m][keep], bvec[:m][keep], beta[:m][keep], idle[:m][keep]
-                G[:k, :k] = G[:m, :m][np.ix_(keep, keep)]
-                m = k
-            dual = float(beta[:m] @ bvec[:m] - 0.5 * w @ w)
+            xi, dual = qp.add(a, b)
             dual_curve.append(dual)
             primal_curve.append(best_primal if np.isfinite(best_primal) else np.nan)
             timestamps.append(time.perf_counter() - t0)
             if verbose:
-                print(f"[cp{'-lse' if lse else ''}] iter {it:4d} constraints {m - 1:4d} xi {xi:.6g} "
+                print(f"[cp{'-lse' if lse else ''}] iter {it:4d} constraints {qp.n_constraints:4d} xi {xi:.6g} "
                       f"dual {dual:.10g} oracle passes {stats['oracle_passes']} time {timestamps[-1]:.2f}s",
                       flush=True)
             if callback is not None:
                 if estimator is not None:      # the callback may look at the current weights
-                    estimator.current_weights_ = w
+                    estimator.current_weights_ = w.copy()
                 if callback(estimator) is False:
                     break
     except KeyboardInterrupt:
         interrupted = True
+    finally:
+        if parallel is not None:
+            parallel.__exit__(None, None, None)
     warn_if_unfinished("the cutting plane", interrupted, not converged and it >= max_iter, max_iter,
                        f"the most violated constraint fell to tol={tol}")
-    dual = float(beta[:m] @ bvec[:m] - 0.5 * w @ w)
-    if lse:
-        primal = np.nan
-    else:
-        _, _, hsum = most_violated(w, True) if not converged else (None, None, hsum)
-        primal = 0.5 * float(w @ w) + hsum
+    w = w.copy()
+    dual = qp.dual
+    if not converged:
+        hsum = oracle_pass(w)[1]
+    # margin: the primal objective; LSE: the primal of the problem restricted to the final caches
+    primal = 0.5 * float(w @ w) + hsum
     return FitResult(w=w, primal=primal, dual=dual, gap=primal - dual, n_iter=it, n_outer=it,
                      converged=converged, n_oracle_calls=stats["oracle_calls"],
                      oracle_seconds=stats["oracle_seconds"], n_oracle_passes=stats["oracle_passes"],
-                     n_cache_passes=stats["cache_passes"], n_constraints=m - 1,
+                     n_cache_passes=stats["cache_passes"], n_constraints=qp.n_constraints,
+                     qp_steps=qp.qp_steps, n_changes=orc.n_changes,
                      objective_curve=np.array(primal_curve), dual_curve=np.array(dual_curve),
-                     timestamps=np.array(timestamps), working_set_size=int(oracle.cache_sizes().sum()),
-                     state=None)
+                     timestamps=np.array(timestamps), working_set_size=int(orc.cache_sizes().sum()),
+                     caches=orc.get_caches() if surrogate is None else None, state=None)
 
 
 def fit_pegasos(structure, Cs, tol, max_iter, seed, verbose=0, callback=None, estimator=None,
