@@ -5,10 +5,12 @@ output, callbacks and Ctrl-C (which keeps the current model) work from Python.
 """
 import time
 import warnings
+from functools import partial
 
 import numpy as np
 
 from .exceptions import ConvergenceWarning
+from .parallel import ThreadTeam
 from ._kernels.sdm import SDMSolver
 from ._kernels.sdcd import SDCDSolver
 
@@ -182,7 +184,7 @@ def fit_sdcd(structure, Cs, tol, max_iter, seed, verbose=0, callback=None, estim
 
 # The one-slack cutting plane splits every pass into this many fixed chunks of examples, whatever
 # n_jobs is, and adds their parts in chunk order: results do not depend on n_jobs.
-CP_CHUNKS = 16
+CP_CHUNKS = 32
 # Every this many oracle passes the running constraint accumulators are recomputed from scratch.
 REBUILD_EVERY = 50
 # At most this many type-II (cache) iterations of the cutting plane in a row: the paper's kappa2 =
@@ -225,7 +227,7 @@ def fit_cutting_plane(structure, Cs, tol, max_iter, seed=0, verbose=0, callback=
     primal objective is then within tol * sum_i C_i of the optimum (for LSE: of the optimum over
     the final caches V_i, which is what `primal` reports for LSE). max_iter bounds iterations.
     """
-    from joblib import Parallel, delayed, effective_n_jobs
+    from joblib import effective_n_jobs
     from ._kernels.cuttingplane import OneSlackOracle
     from ._kernels.qp import OneSlackQP
 
@@ -242,13 +244,9 @@ def fit_cutting_plane(structure, Cs, tol, max_iter, seed=0, verbose=0, callback=
     if init_caches is not None:
         orc.set_caches(init_caches)
     jobs = max(1, min(effective_n_jobs(n_jobs), n_chunks))
-    # The chunks write into shared memory (accumulators and the label caches), so joblib is asked
-    # for shared memory: a thread backend configured by the caller (parallel_config) is used as
-    # configured, a process or cluster backend is replaced by threads for this phase.
-    # One task per chunk, dispatched one at a time to the next free thread (joblib's automatic
-    # batching would hand out runs of chunks and leave a thread idle at the end of the pass).
-    parallel = Parallel(n_jobs=jobs, require="sharedmem", batch_size=1, pre_dispatch="all") \
-        if jobs > 1 else None
+    # One task per chunk, handed to the next free thread of the team (see parallel.py: a thread
+    # backend configured by the caller is used as configured).
+    team = ThreadTeam(jobs)
     stats = dict(oracle_calls=0, oracle_seconds=0.0, cache_passes=0, oracle_passes=0)
 
     surrogate = None
@@ -276,8 +274,7 @@ def fit_cutting_plane(structure, Cs, tol, max_iter, seed=0, verbose=0, callback=
                                                  int(chunks[k][1]), parts[k], surrogate.kind,
                                                  surrogate.alpha, surrogate.beta, method, ratio,
                                                  max_calls)
-            results = parallel(delayed(run)(k) for k in range(n_chunks)) if parallel is not None \
-                else [run(k) for k in range(n_chunks)]
+            results = team.run([partial(run, k) for k in range(n_chunks)])
             a[:] = parts[0]
             for p in parts[1:]:
                 np.add(a, p, out=a)
@@ -287,11 +284,7 @@ def fit_cutting_plane(structure, Cs, tol, max_iter, seed=0, verbose=0, callback=
         else:
             # the running accumulators are rebuilt from scratch now and then (rounding)
             rebuild = stats["oracle_passes"] % REBUILD_EVERY == 0
-            if parallel is not None:
-                parallel(delayed(orc.pass_chunk)(w, k, True, rebuild) for k in range(n_chunks))
-            else:
-                for k in range(n_chunks):
-                    orc.pass_chunk(w, k, True, rebuild)
+            team.run([partial(orc.pass_chunk, w, k, True, rebuild) for k in range(n_chunks)])
             b, hsum, calls = orc.collect(a)
         stats["oracle_calls"] += calls
         stats["oracle_seconds"] += time.perf_counter() - t
@@ -309,8 +302,7 @@ def fit_cutting_plane(structure, Cs, tol, max_iter, seed=0, verbose=0, callback=
     it = 0
     t0 = time.perf_counter()
     try:
-        if parallel is not None:
-            parallel.__enter__()
+        team.__enter__()
         while it < max_iter:
             it += 1
             cached = surrogate is None and it > 1 and not (max_type2 and since_oracle >= max_type2)
@@ -343,8 +335,7 @@ def fit_cutting_plane(structure, Cs, tol, max_iter, seed=0, verbose=0, callback=
     except KeyboardInterrupt:
         interrupted = True
     finally:
-        if parallel is not None:
-            parallel.__exit__(None, None, None)
+        team.__exit__(None, None, None)
     warn_if_unfinished("the cutting plane", interrupted, not converged and it >= max_iter, max_iter,
                        f"the most violated constraint fell to tol={tol}")
     w = w.copy()

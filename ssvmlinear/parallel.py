@@ -1,0 +1,100 @@
+"""A team of threads for the short, frequent parallel phases of the solvers.
+
+A solver phase such as the cutting plane's oracle pass is a list of independent tasks (calls into
+nogil kernels) that takes tens of milliseconds and repeats hundreds of times. One joblib call per
+phase would cost more than it saves: joblib polls for finished tasks every 10 ms and the calling
+thread only waits. Instead the team starts its n_threads - 1 helper threads through joblib once
+(`require="sharedmem"`, so a thread backend configured with `joblib.parallel_config` is used as
+configured; process and cluster backends are replaced by threads, which the shared buffers need),
+and each `run` hands tasks to whichever thread is free -- the calling thread included -- with
+condition-variable wake-ups instead of polling. Tasks write to disjoint buffers, so results do not
+depend on the number of threads.
+"""
+import threading
+
+
+class ThreadTeam:
+    """Use as a context manager: `with ThreadTeam(n) as team: team.run(tasks)`."""
+
+    def __init__(self, n_threads):
+        self.n_threads = max(1, int(n_threads))
+        self._cond = threading.Condition()
+        self._tasks = []
+        self._next = 0        # index of the next task to hand out
+        self._unfinished = 0  # tasks handed out or waiting, not yet finished
+        self._results = []
+        self._errors = []
+        self._stop = False
+        self._helpers = None
+
+    def __enter__(self):
+        if self.n_threads > 1:
+            from joblib import Parallel, delayed
+            caller = threading.get_ident()
+
+            def helper(_):
+                if threading.get_ident() != caller:   # a backend running it inline would deadlock
+                    self._serve()
+
+            self._helpers = Parallel(n_jobs=self.n_threads, require="sharedmem", return_as="generator")(
+                delayed(helper)(k) for k in range(1, self.n_threads))
+        return self
+
+    def __exit__(self, *exc):
+        if self._helpers is not None:
+            with self._cond:
+                self._stop = True
+                self._cond.notify_all()
+            for _ in self._helpers:   # joins the helpers
+                pass
+            self._helpers = None
+        return False
+
+    def run(self, tasks):
+        """Call every task (no arguments) once, in any thread; return their results in task order.
+        The first exception raised by a task is raised here after all tasks have finished."""
+        tasks = list(tasks)
+        if self._helpers is None:
+            return [task() for task in tasks]
+        with self._cond:
+            self._tasks, self._next, self._unfinished = tasks, 0, len(tasks)
+            self._results = [None] * len(tasks)
+            self._errors = []
+            self._cond.notify_all()
+        self._work(until_empty=True)
+        with self._cond:
+            while self._unfinished:
+                self._cond.wait()
+            if self._errors:
+                raise self._errors[0]
+            return self._results
+
+    def _serve(self):
+        while self._work(until_empty=False):
+            pass
+
+    def _work(self, until_empty):
+        """Take and run tasks; returns False when the team stops. A helper (until_empty False)
+        sleeps while there is nothing to do; the caller returns once no task is left to take."""
+        while True:
+            with self._cond:
+                while self._next >= len(self._tasks):
+                    if self._stop:
+                        return False
+                    if until_empty:
+                        return True
+                    self._cond.wait()
+                k = self._next
+                self._next += 1
+                task = self._tasks[k]
+            try:
+                result, error = task(), None
+            except BaseException as e:  # noqa: B902 -- surfaced in run()
+                result, error = None, e
+            with self._cond:
+                self._results[k] = result
+                if error is not None:
+                    self._errors.append(error)
+                self._unfinished -= 1
+                if not self._unfinished:
+                    self._cond.notify_all()
