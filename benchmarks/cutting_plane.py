@@ -125,10 +125,11 @@ def oracle_pass_speedup(Xtr, ytr, ltr, C, reps=15):
     constraint's chunk accumulators rebuilt) at the weights of a short run, n_jobs = 1 and 2
     interleaved; medians, and the cores other processes used meanwhile. On a busy machine the
     wall-clock ratio says little, so the chunks' thread CPU times are also recorded and the pass
-    is replayed on two free cores (chunks to the first free thread, as joblib hands them out):
+    is replayed on two free cores (chunks to the first free thread, as the solver's ThreadTeam does):
     total CPU of the serial pass / that schedule's makespan."""
-    from joblib import Parallel, delayed
+    from functools import partial
     from ssvmlinear._kernels.cuttingplane import OneSlackOracle
+    from ssvmlinear.parallel import ThreadTeam
     from ssvmlinear.solvers import CP_CHUNKS
     st = structure(Xtr, ytr, ltr)
     n = st.n_examples
@@ -145,7 +146,7 @@ def oracle_pass_speedup(Xtr, ytr, ltr, C, reps=15):
             cpu[k] = time.thread_time() - c0
 
         def makespan(cpu, workers=2):
-            # chunks handed out in order to the first free worker (joblib, batch_size=1)
+            # chunks handed out in order to the first free thread (as ThreadTeam does)
             free = [0.0] * workers
             for k in range(CP_CHUNKS):
                 j = int(np.argmin(free))
@@ -161,10 +162,10 @@ def oracle_pass_speedup(Xtr, ytr, ltr, C, reps=15):
                 for k in range(CP_CHUNKS):
                     task(orc, k, cpu)
             else:
-                par(delayed(task)(orc, k, cpu) for k in range(CP_CHUNKS))
+                par.run([partial(task, orc, k, cpu) for k in range(CP_CHUNKS)])
             orc.collect(a)
             return time.perf_counter() - t, sum(cpu.values()), makespan(cpu)
-        with Parallel(n_jobs=2, require="sharedmem", batch_size=1, pre_dispatch="all") as par:
+        with ThreadTeam(2) as par:      # the solver's own thread team
             one(None), one(par)
             b0, o0, t0 = busy_seconds(), own_seconds(), time.perf_counter()
             t1, t2 = [], []
