@@ -22,6 +22,7 @@ cdef class ChainStructure(Structure):
     cdef double _loss_weight(self, Py_ssize_t i) noexcept nogil
     cdef double _viterbi(self, const double *w, Py_ssize_t i, double lam, int *y_out, double *m_out,
                          double *delta_out, double *work, double fyi) noexcept nogil
+    cdef void _update_edges(self, double *w, Py_ssize_t i, double coef, const int *y) noexcept nogil
     cdef double _gram_pair(self, Py_ssize_t i, const int *a, const int *da, int na, const int *ta, int nta,
                            const int *b, const double *P) noexcept nogil
     cdef const double* _token_products(self, Py_ssize_t i, const int *da, int na, double *work) noexcept nogil

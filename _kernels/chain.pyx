@@ -362,7 +362,14 @@ cdef class ChainStructure(Structure):
                 r = self.X.row(s0 + t)
                 row_axpy(r, coef, w, K, yi[t])
                 row_axpy(r, -coef, w, K, y[t])
-            if t > 0 and (y[t] != yi[t] or y[t - 1] != yi[t - 1]):
+        self._update_edges(w, i, coef, y)
+
+    cdef void _update_edges(self, double *w, Py_ssize_t i, double coef, const int *y) noexcept nogil:
+        """The transition (and start/end) part of w += coef * (phi(y_i) - phi(y))."""
+        cdef Py_ssize_t t, T = self.label_len(i), K = self.n_tags
+        cdef const int *yi = self.true_label(i)
+        for t in range(1, T):
+            if y[t] != yi[t] or y[t - 1] != yi[t - 1]:
                 w[self.trans_off + yi[t - 1] * K + yi[t]] += coef
                 w[self.trans_off + y[t - 1] * K + y[t]] -= coef
         if self.use_start_end:
@@ -401,16 +408,7 @@ cdef class ChainStructure(Structure):
                     S[t] += coef
                     Ct[t * K + y[t]] += coef
                     touched[t] = 1.0
-                if t > 0 and (y[t] != yi[t] or y[t - 1] != yi[t - 1]):
-                    w[self.trans_off + yi[t - 1] * K + yi[t]] += coef
-                    w[self.trans_off + y[t - 1] * K + y[t]] -= coef
-            if self.use_start_end:
-                if y[0] != yi[0]:
-                    w[self.start_off + yi[0]] += coef
-                    w[self.start_off + y[0]] -= coef
-                if y[T - 1] != yi[T - 1]:
-                    w[self.end_off + yi[T - 1]] += coef
-                    w[self.end_off + y[T - 1]] -= coef
+            self._update_edges(w, i, coef, y)
         for t in range(T):
             if touched[t] == 0.0:
                 continue
