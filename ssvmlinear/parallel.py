@@ -28,6 +28,7 @@ class ThreadTeam:
         self._helpers = None
 
     def __enter__(self):
+        self._stop = False
         if self.n_threads > 1:
             from joblib import Parallel, delayed
             caller = threading.get_ident()
@@ -78,8 +79,8 @@ class ThreadTeam:
         sleeps while there is nothing to do; the caller returns once no task is left to take."""
         while True:
             with self._cond:
-                while self._next >= len(self._tasks):
-                    if self._stop:
+                while self._stop or self._next >= len(self._tasks):
+                    if self._stop:   # also after an interrupted run: leave its remaining tasks
                         return False
                     if until_empty:
                         return True
