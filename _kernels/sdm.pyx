@@ -36,8 +36,20 @@ import numpy as np
 
 from libc.stdlib cimport malloc, realloc, free
 from libc.time cimport timespec
-from libc.threads cimport (mtx_t, cnd_t, mtx_init, mtx_lock, mtx_unlock, mtx_destroy, cnd_init,
-                           cnd_wait, cnd_broadcast, cnd_signal, cnd_destroy, mtx_plain, thrd_success)
+cdef extern from "threads_compat.h" nogil:
+    ctypedef struct ssvm_mutex_t:
+        pass
+    ctypedef struct ssvm_cond_t:
+        pass
+    int ssvm_mutex_init(ssvm_mutex_t *m)
+    void ssvm_mutex_destroy(ssvm_mutex_t *m)
+    void ssvm_mutex_lock(ssvm_mutex_t *m)
+    void ssvm_mutex_unlock(ssvm_mutex_t *m)
+    int ssvm_cond_init(ssvm_cond_t *c)
+    void ssvm_cond_destroy(ssvm_cond_t *c)
+    void ssvm_cond_wait(ssvm_cond_t *c, ssvm_mutex_t *m)
+    void ssvm_cond_signal(ssvm_cond_t *c)
+    void ssvm_cond_broadcast(ssvm_cond_t *c)
 
 from ssvmlinear._kernels.structure cimport Structure
 from ssvmlinear._kernels.workingset cimport WorkingSets
@@ -84,9 +96,9 @@ cdef class SDMSolver(DualSolver):
     cdef double[::1] slack
     # shared work (guarded by mu): [job_lo, job_hi) of kind job_kind, claimed up to job_next in
     # ranges of job_grain, job_done finished; helpers sleep on cv_work, the pass thread on cv_done
-    cdef mtx_t mu
-    cdef cnd_t cv_work
-    cdef cnd_t cv_done
+    cdef ssvm_mutex_t mu
+    cdef ssvm_cond_t cv_work
+    cdef ssvm_cond_t cv_done
     cdef bint sync_ready
     cdef int job_kind
     cdef Py_ssize_t job_lo, job_hi, job_next, job_done, job_grain
@@ -102,9 +114,9 @@ cdef class SDMSolver(DualSolver):
         self.flags = NULL
         self.scratch_cap = 0
         self.sync_ready = False
-        if mtx_init(&self.mu, mtx_plain) != thrd_success:
+        if ssvm_mutex_init(&self.mu) != 0:
             raise MemoryError("mutex")
-        if cnd_init(&self.cv_work) != thrd_success or cnd_init(&self.cv_done) != thrd_success:
+        if ssvm_cond_init(&self.cv_work) != 0 or ssvm_cond_init(&self.cv_done) != 0:
             raise MemoryError("condition variable")
         self.sync_ready = True
 
@@ -137,9 +149,9 @@ cdef class SDMSolver(DualSolver):
         free(self.dalpha)
         free(self.flags)
         if self.sync_ready:
-            mtx_destroy(&self.mu)
-            cnd_destroy(&self.cv_work)
-            cnd_destroy(&self.cv_done)
+            ssvm_mutex_destroy(&self.mu)
+            ssvm_cond_destroy(&self.cv_work)
+            ssvm_cond_destroy(&self.cv_done)
 
     cdef int _ensure_scratch(self, Py_ssize_t m) noexcept nogil:
         cdef double *h
@@ -279,23 +291,23 @@ cdef class SDMSolver(DualSolver):
         cdef Py_ssize_t a, b, base = lo
         if hi <= lo:
             return
-        mtx_lock(&self.mu)
+        ssvm_mutex_lock(&self.mu)
         self.job_kind, self.job_lo, self.job_hi = kind, lo, hi
         self.job_next, self.job_done, self.job_grain = lo, 0, max(grain, 1)
         if self.n_helpers > 0:
-            cnd_broadcast(&self.cv_work)
+            ssvm_cond_broadcast(&self.cv_work)
         while self.job_next < self.job_hi:
             a = self.job_next
             b = min(a + self.job_grain, self.job_hi)
             self.job_next = b
-            mtx_unlock(&self.mu)
+            ssvm_mutex_unlock(&self.mu)
             self._compute(kind, base, a, b, 0)
-            mtx_lock(&self.mu)
+            ssvm_mutex_lock(&self.mu)
             self.job_done += b - a
         while self.job_done < self.job_hi - self.job_lo:
-            cnd_wait(&self.cv_done, &self.mu)
+            ssvm_cond_wait(&self.cv_done, &self.mu)
         self.job_kind = JOB_NONE
-        mtx_unlock(&self.mu)
+        ssvm_mutex_unlock(&self.mu)
 
     def helper(self, Py_ssize_t tid):
         """Body of helper thread tid (1 <= tid < n_threads): computes claimed ranges of shared work
@@ -306,7 +318,7 @@ cdef class SDMSolver(DualSolver):
         if not 1 <= tid < self.n_threads:
             raise ValueError(f"helper: tid must lie in [1, {self.n_threads})")
         with nogil:
-            mtx_lock(&self.mu)
+            ssvm_mutex_lock(&self.mu)
             self.n_helpers += 1
             while not self.stopping:
                 if self.job_kind != JOB_NONE and self.job_next < self.job_hi:
@@ -314,26 +326,26 @@ cdef class SDMSolver(DualSolver):
                     a = self.job_next
                     b = min(a + self.job_grain, self.job_hi)
                     self.job_next = b
-                    mtx_unlock(&self.mu)
+                    ssvm_mutex_unlock(&self.mu)
                     self._compute(kind, base, a, b, tid)
                     ranges += 1
-                    mtx_lock(&self.mu)
+                    ssvm_mutex_lock(&self.mu)
                     self.job_done += b - a
                     if self.job_done == self.job_hi - self.job_lo:
-                        cnd_signal(&self.cv_done)
+                        ssvm_cond_signal(&self.cv_done)
                 else:
-                    cnd_wait(&self.cv_work, &self.mu)
+                    ssvm_cond_wait(&self.cv_work, &self.mu)
             self.n_helpers -= 1
             self.n_helper_ranges += ranges
-            mtx_unlock(&self.mu)
+            ssvm_mutex_unlock(&self.mu)
 
     def stop_helpers(self):
         """Makes every helper return (now, or as soon as it starts)."""
         with nogil:
-            mtx_lock(&self.mu)
+            ssvm_mutex_lock(&self.mu)
             self.stopping = True
-            cnd_broadcast(&self.cv_work)
-            mtx_unlock(&self.mu)
+            ssvm_cond_broadcast(&self.cv_work)
+            ssvm_mutex_unlock(&self.mu)
 
     cdef double _visits(self, Py_ssize_t start, Py_ssize_t stop, double inner_tol) noexcept nogil:
         """Visits of order[start:stop] with the block's oracle answers; max violation, -1 on OOM."""
