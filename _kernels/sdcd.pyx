@@ -8,7 +8,9 @@
 A visit of example i (type-I: first add the loss-augmented violator to V_i) makes one clipped
 Newton step (IV.6) on every alpha_i(y), y in V_i, in turn; w follows (IV.7). Gradients within a
 visit are kept exact through the cached Gram matrix, and w is written once per visit, which is
-the same sequence of iterates as updating w after every step. A visit reports
+the same sequence of iterates as updating w after every step. Type-II visits skip the examples,
+and within an example the variables, found at a bound their gradient pushed against on the last
+visit (shrinking, as in LIBLINEAR); type-I visits take every variable. A visit reports
 alphachange = sum of squared steps divided by C_i. (The paper compares the plain sum of squared
 steps with deltathresh = 1e-4; with C = 0.01 every step is then below the threshold and the
 method would stop after its first pass. Dividing by C keeps the paper's rule at C = 1 and makes
