@@ -106,6 +106,9 @@ cdef class SDCDSolver(DualSolver):
                 self.active[na] = k
                 na += 1
         act = &self.active[0]
+        if na == 0:             # every member shrunk: nothing to compute or update
+            self.settled[i] = 1
+            return 0.0
         if na < n:
             for a in range(na):
                 memcpy(&self.glabels[a * L], labels + act[a] * L, L * sizeof(int))
