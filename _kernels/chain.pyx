@@ -13,6 +13,9 @@ cdef extern from "inner_loops.h" nogil:
 cdef double NEG_INF = -1e300
 # Largest token-product cache prepare_gram() keeps (doubles; 32 MiB)
 cdef long long TOKEN_GRAM_LIMIT = 4 * 1024 * 1024
+# margins(): from this many labels on, the whole unary table and branch-free sums beat filling
+# in the pairs they need (instruction and branch-miss counts: CP caches vs SDM working sets on OCR)
+cdef int MARGINS_FULL_TABLE = 8
 
 
 cdef class ChainStructure(Structure):
@@ -71,9 +74,10 @@ cdef class ChainStructure(Structure):
     cdef void margins(self, const double *w, Py_ssize_t i, const int *labels, int n, double *out,
                       double *work, bint after_oracle) noexcept nogil:
         # m(y) = sum over the positions where y differs from y_i of the unary and transition
-        # differences, so only those (position, tag) unary scores are needed: they come from a
-        # T x K table, the oracle's (after_oracle) or one filled in lazily (members of a working
-        # set share most pairs).
+        # differences (never f(y) - f(y_i) from two large sums). Many labels (a working set or a
+        # cache): the full T x K table of unary scores (the oracle's, or one row_gemv per
+        # position), then a branch-free sum per label whose terms are exactly 0 where y agrees
+        # with y_i. Few labels: only the (position, tag) scores they need, filled in lazily.
         cdef Py_ssize_t t, T = self.label_len(i), K = self.n_tags, s0 = self.starts[i]
         cdef int k
         cdef const int *y
@@ -81,9 +85,27 @@ cdef class ChainStructure(Structure):
         cdef const double *tr = w + self.trans_off
         cdef double m
         cdef double *U = work
-        if not after_oracle:
-            for t in range(T * K):
-                U[t] = NAN
+        cdef double *uyi = work + T * K          # U[t, y_i,t]
+        cdef double *tyi = uyi + T               # transition score of y_i into t
+        if after_oracle or n >= MARGINS_FULL_TABLE:
+            if not after_oracle:
+                for t in range(T):
+                    row_gemv(self.X.row(s0 + t), w, K, U + t * K)
+            for t in range(T):
+                uyi[t] = U[t * K + yi[t]]
+                tyi[t] = tr[yi[t - 1] * K + yi[t]] if t > 0 else 0.0
+            for k in range(n):
+                y = labels + k * T
+                m = U[y[0]] - uyi[0]
+                for t in range(1, T):
+                    m += (U[t * K + y[t]] - uyi[t]) + (tr[y[t - 1] * K + y[t]] - tyi[t])
+                if self.use_start_end:
+                    m += (w[self.start_off + y[0]] - w[self.start_off + yi[0]]
+                          + w[self.end_off + y[T - 1]] - w[self.end_off + yi[T - 1]])
+                out[k] = m
+            return
+        for t in range(T * K):
+            U[t] = NAN
         for k in range(n):
             y = labels + k * T
             m = 0.0
@@ -420,7 +442,7 @@ cdef class ChainStructure(Structure):
                     row_axpy(r, -Ct[t * K + c], w, K, c)
 
     cdef Py_ssize_t workspace_size(self) noexcept nogil:
-        # Viterbi: 3 T x K tables; margins: T x K; update_many: T x K + 2T;
+        # Viterbi: 3 T x K tables; margins: T x K + 2T; update_many: T x K + 2T;
         # gram_row: T x T token products + 2T ints
         cdef Py_ssize_t T = self.max_label_len, K = self.n_tags
         return max(3 * T * K, T * T + T)

@@ -394,21 +394,6 @@ cdef class MultiLabelStructure(Structure):
         v = self.exact_f1(&w[0], i, &yv[0], &h, &g, &wv[0])
         return y, h, g, v
 
-    def py_margins_after_oracle(self, const double[::1] w, Py_ssize_t i, const int[::1] labels, double lam=1.0):
-        """margins() of labels (n x K, flat) reusing the scores the lambda-oracle left in `work`."""
-        cdef Py_ssize_t K = self.n_labels
-        cdef int n = labels.shape[0] // K
-        y = np.zeros(K, dtype=np.int32)
-        out = np.zeros(max(n, 1))
-        work = np.zeros(max(self.workspace_size(), 1))
-        cdef int[::1] yv = y
-        cdef double[::1] ov = out
-        cdef double[::1] wv = work
-        cdef double m = 0.0, d = 0.0
-        self.oracle(&w[0], i, lam, &yv[0], &m, &d, &wv[0])
-        self.margins(&w[0], i, &labels[0], n, &ov[0], &wv[0], True)
-        return out[:n]
-
     def true_labels(self):
         """The (n_examples, K) indicator matrix of the true labels (a copy)."""
         return np.asarray(self.y).reshape(self.n_examples, self.n_labels).copy()

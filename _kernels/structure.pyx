@@ -183,6 +183,22 @@ cdef class Structure:
         self.margins(&w[0], i, &labels[0], n, &ov[0], &wv[0], False)
         return out[:n]
 
+    def py_margins_after_oracle(self, const double[::1] w, Py_ssize_t i, const int[::1] labels, double lam=1.0):
+        """margins() of labels (flat) reusing what the lambda-oracle left in `work`."""
+        import numpy as np
+        cdef Py_ssize_t L = self.label_len(i)
+        cdef int n = labels.shape[0] // L
+        y = np.zeros(max(self.max_label_len, 1), dtype=np.int32)
+        out = np.zeros(max(n, 1))
+        work = np.zeros(max(self.workspace_size(), 1))
+        cdef int[::1] yv = y
+        cdef double[::1] ov = out
+        cdef double[::1] wv = work
+        cdef double m = 0.0, d = 0.0
+        self.oracle(&w[0], i, lam, &yv[0], &m, &d, &wv[0])
+        self.margins(&w[0], i, &labels[0], n, &ov[0], &wv[0], True)
+        return out[:n]
+
     def py_update(self, double[::1] w, Py_ssize_t i, double coef, const int[::1] y):
         self.update(&w[0], i, coef, &y[0])
 

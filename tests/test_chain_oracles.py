@@ -142,6 +142,28 @@ def test_gram_row_and_margins_agree_with_single_calls(seed):
 
 
 @pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize("n_labels", [1, 3, 8, 12])
+def test_margins_match_explicit_feature_vectors(case, n_labels):
+    """margins() of few labels (lazy unary scores) and of many (the full table, fresh or the
+    oracle's) is phi(y) - phi(y_i) against the explicit joint feature map."""
+    st, D, y, lengths, w = random_chain_problem(n_labels, n_seq=4, max_T=6, K=4, start_end=case["start_end"],
+                                                normalize=case["normalize"], bias=case["bias"])
+    starts = np.r_[0, np.cumsum(lengths)]
+    rng = np.random.default_rng(n_labels)
+    for i in range(len(lengths)):
+        Di, yi = D[starts[i]:starts[i + 1]], y[starts[i]:starts[i + 1]]
+        labels = rng.integers(0, 4, (n_labels, len(yi))).astype(np.int32)
+        labels[0] = yi                    # y_i itself: margin exactly 0
+        p_true = phi(Di, yi, 4, case["start_end"], case["bias"])
+        expect = [w @ (phi(Di, b, 4, case["start_end"], case["bias"]) - p_true) for b in labels]
+        got = st.py_margins(w, i, labels.ravel())
+        np.testing.assert_allclose(got, expect, atol=1e-10)
+        assert got[0] == 0.0
+        for lam in (0.0, 1.0):
+            np.testing.assert_allclose(st.py_margins_after_oracle(w, i, labels.ravel(), lam), expect, atol=1e-10)
+
+
+@pytest.mark.parametrize("case", CASES)
 @pytest.mark.parametrize("seed", range(3))
 def test_gram_and_update_many_match_explicit_feature_vectors(case, seed):
     """Gram entries (with and without the token-product cache) are dphi(a) . dphi(b), and
