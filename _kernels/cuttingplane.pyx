@@ -287,7 +287,7 @@ cdef class OneSlackOracle:
         cdef Py_ssize_t i, L, k, best
         cdef double bsum = 0.0, hsum = 0.0, m, d, h, hbest, C
         cdef long long calls = 0, changes = 0
-        cdef int got
+        cdef int got, moved
         cdef double *a = &self.acc[c, 0]
         cdef double *work = &self.work[c, 0]
         cdef int *ybuf = &self.ybuf[c, 0]
@@ -328,26 +328,34 @@ cdef class OneSlackOracle:
                 return -1
             H = self.hbuf[c]
             self.st.margins(w, i, self.lab[i], self.size[i], H, work, use_oracle)
+            # H[k] becomes the coefficient of label k's change (+C enters, -C leaves), so that
+            # the example's changes go to `a` in one update_many (merged per position and tag)
             if self.lse:
                 fl = self.inset[i]
+                moved = 0
                 for k in range(self.size[i]):
                     h = H[k] + self.loss[i][k]
+                    H[k] = 0.0
                     if h > 0.0:
                         bsum += C * self.loss[i][k]
                         hsum += C * h
                         if not fl[k]:
-                            self.st.update(a, i, C, self.lab[i] + k * L)
+                            H[k] = C
                             fl[k] = 1
-                            changes += 1
+                            moved += 1
                     elif fl[k]:
-                        self.st.update(a, i, -C, self.lab[i] + k * L)
+                        H[k] = -C
                         fl[k] = 0
-                        changes += 1
+                        moved += 1
+                if moved:
+                    self.st.update_many(a, i, H, self.lab[i], self.size[i], work)
+                    changes += moved
             else:
                 best = -1
                 hbest = 0.0          # y_i itself: H = 0
                 for k in range(self.size[i]):
                     h = H[k] + self.loss[i][k]
+                    H[k] = 0.0
                     if h > hbest:
                         hbest = h
                         best = k
@@ -356,9 +364,10 @@ cdef class OneSlackOracle:
                     hsum += C * hbest
                 if best != self.sel[i]:
                     if self.sel[i] >= 0:
-                        self.st.update(a, i, -C, self.lab[i] + self.sel[i] * L)
+                        H[self.sel[i]] = -C
                     if best >= 0:
-                        self.st.update(a, i, C, self.lab[i] + best * L)
+                        H[best] = C
+                    self.st.update_many(a, i, H, self.lab[i], self.size[i], work)
                     self.sel[i] = <int> best
                     changes += 1
         self.chunk_b[c] = bsum
