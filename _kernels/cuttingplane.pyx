@@ -30,6 +30,13 @@ from libc.string cimport memcpy, memset
 from ssvmlinear._kernels.structure cimport Structure
 
 
+cdef Py_ssize_t _own_lines(Py_ssize_t count, Py_ssize_t itemsize):
+    """Row length (items) for a per-chunk buffer that threads write concurrently: at least
+    `count` items and no 64-byte cache line shared with the next row whatever the base alignment
+    (false sharing made every oracle answer written to ybuf cost a cache-line transfer)."""
+    return ((max(count, 1) * itemsize + 127) // 64 * 64) // itemsize
+
+
 cdef class OneSlackOracle:
     cdef Structure st
     cdef double[::1] Cs
@@ -97,9 +104,9 @@ cdef class OneSlackOracle:
         self.lse = lse
         self.exact_violators = exact_violators
         self.cache_size = max(cache_size, 1)
-        self.acc = np.zeros((self.n_chunks, max(self.n_weights, 1)))
-        self.work = np.zeros((self.n_chunks, max(structure.workspace_size(), 1)))
-        self.ybuf = np.zeros((self.n_chunks, max(structure.max_label_len, 1)), dtype=np.int32)
+        self.acc = np.zeros((self.n_chunks, _own_lines(self.n_weights, 8)))
+        self.work = np.zeros((self.n_chunks, _own_lines(structure.workspace_size(), 8)))
+        self.ybuf = np.zeros((self.n_chunks, _own_lines(structure.max_label_len, 4)), dtype=np.int32)
         self.chunk_b = np.zeros(self.n_chunks)
         self.chunk_h = np.zeros(self.n_chunks)
         self.chunk_calls = np.zeros(self.n_chunks, dtype=np.int64)
