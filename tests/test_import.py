@@ -1,0 +1,44 @@
+"""Importing ssvmlinear from a source tree whose kernels are not compiled (the repository root after
+`pip install .`): the installed copy is used, or a clear ImportError says what to do."""
+import os
+import shutil
+import subprocess
+import sys
+
+import ssvmlinear
+
+INSTALLED = os.path.dirname(os.path.abspath(ssvmlinear.__file__))
+
+
+def unbuilt_source_tree(tmp_path):
+    """A copy of the Python layer with an empty kernels folder, as a fresh clone holds it."""
+    pkg = tmp_path / "ssvmlinear"
+    pkg.mkdir()
+    for name in os.listdir(INSTALLED):
+        if name.endswith(".py"):
+            shutil.copy(os.path.join(INSTALLED, name), pkg / name)
+    (pkg / "_kernels").mkdir()
+    (pkg / "_kernels" / "__init__.py").write_text("")
+    return tmp_path
+
+
+def test_source_tree_defers_to_the_installed_copy(tmp_path):
+    root = unbuilt_source_tree(tmp_path)
+    code = ("import ssvmlinear, numpy as np\n"
+            "print(ssvmlinear.__file__)\n"
+            "X = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 0.1], [0.1, 1.0]])\n"
+            "print(ssvmlinear.MulticlassSSVM(C=1.0).fit(X, [0, 1, 0, 1]).predict(X).tolist())\n")
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(INSTALLED))
+    r = subprocess.run([sys.executable, "-c", code], cwd=root, env=env, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    path, pred = r.stdout.split("\n")[:2]
+    assert os.path.realpath(path) == os.path.realpath(os.path.join(INSTALLED, "__init__.py"))
+    assert pred == "[0, 1, 0, 1]"
+
+
+def test_unbuilt_source_tree_without_installed_copy_says_what_to_do(tmp_path):
+    root = unbuilt_source_tree(tmp_path)
+    # -S: no site-packages, so no installed copy can be found
+    r = subprocess.run([sys.executable, "-S", "-c", "import ssvmlinear"], cwd=root, capture_output=True, text=True)
+    assert r.returncode != 0
+    assert "compiled kernels are missing" in r.stderr and "pip install" in r.stderr
