@@ -22,6 +22,8 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 README = os.path.join(ROOT, "README.md")
 FENCE = re.compile(r"^```(\w*)\s*$")
+# the console scripts of the interpreter running this (a venv's bin/, activated or not)
+SCRIPTS_FIRST = dict(os.environ, PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""))
 
 
 def blocks(text):
@@ -82,7 +84,7 @@ def run_cli(update):
     lines = text.split("\n")
     bad = 0
     for _, cmd, expected in cli_examples(text):
-        r = subprocess.run(shlex.split(cmd), cwd=ROOT, capture_output=True, text=True)
+        r = subprocess.run(shlex.split(cmd), cwd=ROOT, capture_output=True, text=True, env=SCRIPTS_FIRST)
         got = [ln for ln in r.stdout.split("\n") if ln.strip()]
         if r.returncode:
             sys.exit(f"README example failed (exit {r.returncode}): {cmd}\n{r.stderr}")
