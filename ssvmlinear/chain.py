@@ -37,8 +37,6 @@ def sequence_lengths(lengths, sequence_ids, n_rows, method="fit"):
     if ids.ndim != 1 or ids.shape[0] != n_rows:
         raise ValueError(f"sequence_ids has {ids.shape[0] if ids.ndim == 1 else ids.shape} entries; "
                          f"expected one per row of X ({n_rows})")
-    if n_rows == 0:
-        return np.zeros(0, dtype=np.int64)
     starts = np.flatnonzero(np.concatenate([[True], ids[1:] != ids[:-1]]))
     return np.diff(np.append(starts, n_rows)).astype(np.int64)
 
@@ -164,9 +162,7 @@ class ChainSSVM(ClassifierMixin, StructuredSSVM):
         self._check_solver_loss()
         X, y = check_csr(X, self, y)
         check_classification_targets(y)
-        lengths = sequence_lengths(lengths, sequence_ids, X.shape[0])
-        if lengths.shape[0] == 0:
-            raise ValueError("ChainSSVM needs at least one sequence")
+        lengths = sequence_lengths(lengths, sequence_ids, X.shape[0])  # >= 1 sequence: X has >= 1 row
         classes, y_idx = np.unique(y, return_inverse=True)
         Cs = self.C * sequence_weights(sample_weight, lengths, X.shape[0])
         bias = float(self.intercept_scaling) if self.fit_intercept else -1.0

@@ -184,7 +184,7 @@ def _as_indicator(Y):
             A = np.asarray(Y)
         except ValueError:  # ragged
             return None
-        if A.ndim == 2 and A.dtype.kind in "biuf":
+        if A.ndim == 2 and A.shape[1] and A.dtype.kind in "biuf":  # [[], [], ...]: empty label sets
             return A
     return None
 
