@@ -1,6 +1,10 @@
-"""Estimator plumbing: scikit-learn-compatible parameters and their validation."""
-import inspect
+"""Estimator plumbing: scikit-learn parameters, their validation and the shared solver driver."""
 import numbers
+
+import numpy as np
+from sklearn.base import BaseEstimator
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
 
 # CLI solver numbers -> (solver, loss); the Python API names them directly.
 SOLVER_TYPES = {
@@ -23,29 +27,9 @@ SEARCHES = ("none", "exact", "binary", "bisecting", "angular", "hull", "hull-int
 
 
 
-class Interval:
-    def __init__(self, kind, low, high, closed="both"):
-        self.kind, self.low, self.high, self.closed = kind, low, high, closed
-
-    def __contains__(self, v):
-        if isinstance(v, bool) or not isinstance(v, self.kind):
-            return False
-        lo_ok = self.low is None or (v >= self.low if self.closed in ("left", "both") else v > self.low)
-        hi_ok = self.high is None or (v <= self.high if self.closed in ("right", "both") else v < self.high)
-        return lo_ok and hi_ok
-
-    def __str__(self):
-        what = "an int" if self.kind is numbers.Integral else "a float"
-        lb = "[" if self.closed in ("left", "both") else "("
-        rb = "]" if self.closed in ("right", "both") else ")"
-        lo = "-inf" if self.low is None else self.low
-        hi = "inf" if self.high is None else self.high
-        return f"{what} in the range {lb}{lo}, {hi}{rb}"
-
-
 # Parameters of the Pegasos solver, shared by every estimator.
 PEGASOS_CONSTRAINTS = {
-    "search": [frozenset(SEARCHES)],
+    "search": [StrOptions(set(SEARCHES))],
     "batch_size": [Interval(numbers.Integral, 1, None, closed="left")],
     "average": ["boolean"],
     "projection": ["boolean"],
@@ -54,19 +38,20 @@ PEGASOS_CONSTRAINTS = {
 SDM_CONSTRAINTS = {
     "oracle_batch": [Interval(numbers.Integral, 1, None, closed="left")],
 }
-# Parameters every estimator shares (each adds its own "solver" and structure options).
+# Parameters every estimator shares (each adds its own "solver" and structure options), in
+# scikit-learn's constraint language (checked by sklearn's _fit_context before every fit).
 COMMON_CONSTRAINTS = {
     "C": [Interval(numbers.Real, 0, None, closed="neither")],
-    "loss": ["surrogate"],
+    "loss": [str],  # a surrogate name; the (solver, loss) pair is checked by _check_solver_loss
     "tol": [None, Interval(numbers.Real, 0, None, closed="neither")],
     "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
     "fit_intercept": ["boolean"],
     "intercept_scaling": [Interval(numbers.Real, 0, None, closed="neither")],
-    "n_jobs": [None, Interval(numbers.Integral, None, None)],
-    "random_state": ["random_state"],
-    "verbose": [Interval(numbers.Integral, 0, None, closed="left"), "boolean"],
+    "n_jobs": [None, numbers.Integral],
+    "random_state": ["random_state", np.random.Generator],
+    "verbose": ["verbose"],
     "warm_start": ["boolean"],
-    "callback": [None, "callable"],
+    "callback": [None, callable],
     **PEGASOS_CONSTRAINTS,
     **SDM_CONSTRAINTS,
 }
@@ -78,8 +63,10 @@ PEGASOS_DOC = """search : {"hull", "hull-integral", "angular", "exact", "binary"
     projection : bool, default False. Pegasos projects onto the ball of radius sqrt(n C)."""
 
 
-class BaseSSVM:
-    """get_params/set_params/repr in scikit-learn's conventions (so sklearn.clone works)."""
+class StructuredSSVM(BaseEstimator):
+    """Shared fitting plumbing: runs the solver named by (solver, loss) on a compiled structure and
+    stores the diagnostics every estimator exposes. get_params/set_params/repr/clone and the
+    parameter validation are scikit-learn's (BaseEstimator, _parameter_constraints)."""
 
     _parameter_constraints = {}
 
@@ -87,37 +74,10 @@ class BaseSSVM:
     def _solver_name(self):
         return self.solver
 
-    @classmethod
-    def _get_param_names(cls):
-        sig = inspect.signature(cls.__init__)
-        return sorted(p.name for p in sig.parameters.values() if p.name != "self")
-
-    def get_params(self, deep=True):
-        return {name: getattr(self, name) for name in self._get_param_names()}
-
-    def set_params(self, **params):
-        valid = self._get_param_names()
-        for key, value in params.items():
-            if key not in valid:
-                raise ValueError(f"Invalid parameter {key!r} for estimator {type(self).__name__}. "
-                                 f"Valid parameters are: {valid!r}.")
-            setattr(self, key, value)
-        return self
-
-    def __repr__(self):
-        defaults = {p.name: p.default for p in inspect.signature(type(self).__init__).parameters.values()}
-        changed = [f"{k}={v!r}" for k, v in self.get_params().items()
-                   if not (defaults.get(k) is v or (isinstance(v, (int, float, str)) and defaults.get(k) == v))]
-        return f"{type(self).__name__}({', '.join(changed)})"
-
-    def _validate_params(self):
+    def _check_solver_loss(self):
+        """The (solver, loss, search) combinations this version trains (each parameter alone is
+        checked by scikit-learn's parameter validation)."""
         name = type(self).__name__
-        for param, allowed in self._parameter_constraints.items():
-            value = getattr(self, param)
-            if any(_matches(value, c) for c in allowed):
-                continue
-            options = " or ".join(_describe(c) for c in allowed)
-            raise ValueError(f"The {param!r} parameter of {name} must be {options}. Got {value!r} instead.")
         pair = (self._solver_name, self.loss)
         if self._solver_name == "cutting-plane" and self.loss not in ("margin", "lse"):
             from .surrogates import parse_surrogate
@@ -146,45 +106,6 @@ class BaseSSVM:
             avail += ", solver='pegasos' with any surrogate (ssvmlinear.surrogates)"
             raise ValueError(f"{name}: solver={self._solver_name!r} with loss={self.loss!r} is not available in this "
                              f"version of ssvmlinear; available: {avail}.")
-
-
-def _matches(value, constraint):
-    if constraint is None:
-        return value is None
-    if isinstance(constraint, Interval):
-        return value in constraint
-    if isinstance(constraint, (set, frozenset, tuple)):
-        return isinstance(value, str) and value in constraint
-    if constraint == "boolean":
-        return isinstance(value, (bool,)) or (isinstance(value, numbers.Integral) and value in (0, 1))
-    if constraint == "callable":
-        return callable(value)
-    if constraint == "random_state":
-        import numpy as np
-        return value is None or (isinstance(value, numbers.Integral) and not isinstance(value, bool)) or \
-            isinstance(value, (np.random.Generator, np.random.RandomState))
-    if constraint == "dict":
-        return isinstance(value, dict)
-    if constraint == "surrogate":
-        return isinstance(value, str)
-    return False
-
-
-def _describe(c):
-    if c is None:
-        return "None"
-    if isinstance(c, Interval):
-        return str(c)
-    if isinstance(c, (set, frozenset, tuple)):
-        return "a str among " + repr(sorted(c))
-    return {"boolean": "an instance of 'bool'", "callable": "a callable",
-            "random_state": "an int, a numpy random generator or None", "dict": "a dict",
-            "surrogate": "a str naming a surrogate ('margin', 'lse', 'slack', 'beta:0.5', ...)"}.get(c, str(c))
-
-
-class StructuredSSVM(BaseSSVM):
-    """Shared fitting plumbing: runs the solver named by (solver, loss) on a compiled structure and
-    stores the diagnostics every estimator exposes."""
 
     def _tol(self):
         return float(self.tol) if self.tol is not None else DEFAULT_TOL[self._solver_name]
@@ -231,5 +152,10 @@ class StructuredSSVM(BaseSSVM):
         return res.w
 
     def _check_fitted(self):
-        if not hasattr(self, "coef_"):
-            raise ValueError(f"This {type(self).__name__} instance is not fitted yet; call 'fit' first.")
+        check_is_fitted(self)  # NotFittedError (a ValueError) in scikit-learn's words
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # X may be scipy sparse (CSR is the kernels' format; other formats are converted, never densified).
+        tags.input_tags.sparse = True
+        return tags

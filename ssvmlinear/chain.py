@@ -1,9 +1,13 @@
 """Sequence labeling (chain) structural SVM estimator."""
 
 import numpy as np
+from sklearn.base import ClassifierMixin, _fit_context
+from sklearn.utils._param_validation import StrOptions
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import _check_sample_weight
 
 from .base import StructuredSSVM, SOLVERS, COMMON_CONSTRAINTS
-from .utils import check_csr, check_sample_weight
+from .utils import check_csr
 from ._kernels.dataset import CSRDataset
 from ._kernels.chain import ChainStructure
 
@@ -17,6 +21,42 @@ def check_lengths(lengths, n_rows):
     if lengths.sum() != n_rows:
         raise ValueError(f"lengths sum to {lengths.sum()} but X has {n_rows} rows (tokens)")
     return lengths.astype(np.int64)
+
+
+def sequence_lengths(lengths, sequence_ids, n_rows, method="fit"):
+    """The lengths of the sequences given by `lengths` (one entry per sequence) or by
+    `sequence_ids` (one id per row; a sequence is a run of equal consecutive ids, as the svmlight
+    qid), exactly one of them."""
+    if (lengths is None) == (sequence_ids is None):
+        if lengths is None:
+            raise ValueError(f"ChainSSVM.{method} needs lengths or sequence_ids (the sequences of X's rows)")
+        raise ValueError(f"ChainSSVM.{method}: pass either lengths or sequence_ids, not both")
+    if lengths is not None:
+        return check_lengths(lengths, n_rows)
+    ids = np.asarray(sequence_ids)
+    if ids.ndim != 1 or ids.shape[0] != n_rows:
+        raise ValueError(f"sequence_ids has {ids.shape[0] if ids.ndim == 1 else ids.shape} entries; "
+                         f"expected one per row of X ({n_rows})")
+    starts = np.flatnonzero(np.concatenate([[True], ids[1:] != ids[:-1]]))
+    return np.diff(np.append(starts, n_rows)).astype(np.int64)
+
+
+def sequence_weights(sample_weight, lengths, n_rows):
+    """Per-sequence weights from one weight per sequence or one per row (constant within each
+    sequence: the form model selection slices with the rows); not all zero."""
+    n_seq = lengths.shape[0]
+    if sample_weight is not None and np.ndim(sample_weight) == 1 and len(sample_weight) == n_rows != n_seq:
+        sw = _check_sample_weight(sample_weight, np.empty((n_rows, 0)), dtype=np.float64, ensure_non_negative=True)
+        starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
+        first = sw[starts]
+        if not np.array_equal(np.repeat(first, lengths), sw):
+            raise ValueError("a per-row sample_weight must be constant within each sequence "
+                             "(ChainSSVM weighs whole sequences)")
+        return first
+    if sample_weight is not None and np.ndim(sample_weight) == 1 and len(sample_weight) != n_seq:
+        raise ValueError(f"sample_weight has {len(sample_weight)} entries; expected one per sequence "
+                         f"({n_seq}) or one per row of X ({n_rows}, constant within each sequence)")
+    return _check_sample_weight(sample_weight, np.empty((n_seq, 0)), dtype=np.float64, ensure_non_negative=True)
 
 
 def predict_structure(structure, w, n_jobs=None):
@@ -39,7 +79,7 @@ def structure_offsets(structure):
     return np.asarray(structure.label_offsets())
 
 
-class ChainSSVM(StructuredSSVM):
+class ChainSSVM(ClassifierMixin, StructuredSSVM):
     """Linear-chain structural SVM for sequence labeling (SVM^hmm's model, first order).
 
     phi(x, y) = sum_t x_t (x) e_{y_t} + transition counts (K x K) [+ start/end tag indicators];
@@ -59,15 +99,26 @@ class ChainSSVM(StructuredSSVM):
         labelling violates, so this is only practical for short sequences or few tags.
     fit_intercept defaults to False here (the paper's feature map has no bias).
 
-    fit(X, y, lengths): X has one row per token, y one tag per token, lengths the number of tokens
-    of each sequence (in order). Attributes: coef_ (n_tags, n_features), intercept_ (n_tags,),
+    fit(X, y, lengths, sample_weight=None): X has one row per token, y one tag per token, lengths
+    the number of tokens of each sequence (in order). Instead of lengths, every method takes
+    sequence_ids=: one id per row (as the svmlight qid), a sequence being a run of equal
+    consecutive ids (neighbouring sequences need different ids). Being one entry per row,
+    scikit-learn's model selection slices it with X, so with metadata routing
+    (sklearn.set_config(enable_metadata_routing=True);
+    ChainSSVM().set_fit_request(sequence_ids=True).set_score_request(sequence_ids=True)) GridSearchCV,
+    cross_val_score and Pipeline work, and a GroupKFold on groups=sequence_ids keeps every sequence
+    whole (aliasing, set_fit_request(sequence_ids="groups"), passes one array for both). sample_weight
+    weighs sequences: one weight per sequence, or one per row constant within each sequence (the form
+    that model selection slices correctly; a per-sequence array is not sliced and fails in the folds
+    with a clear error). ChainSSVM is a scikit-learn classifier (tags: input_tags.sparse) but not
+    checked by check_estimator, whose data have no sequences. Attributes: coef_ (n_tags, n_features), intercept_ (n_tags,),
     transition_ (n_tags, n_tags) indexed [previous, next], start_/end_ (n_tags,) when enabled,
     classes_ (the tags), and the solver diagnostics of MulticlassSSVM.
     """
 
     _parameter_constraints = {
         **COMMON_CONSTRAINTS,
-        "solver": [None, frozenset(SOLVERS)],
+        "solver": [None, StrOptions(set(SOLVERS))],
         "start_end": ["boolean"],
         "normalize_loss": ["boolean"],
         "exact_violators": ["boolean"],
@@ -104,18 +155,16 @@ class ChainSSVM(StructuredSSVM):
             return self.solver
         return {"lse": "sdcd", "margin": "sdm"}.get(self.loss, "pegasos")
 
-    def fit(self, X, y, lengths, sample_weight=None):
-        """sample_weight: one weight per sequence (multiplies C)."""
-        self._validate_params()
-        X = check_csr(X)
-        lengths = check_lengths(lengths, X.shape[0])
-        y = np.asarray(y)
-        if y.ndim != 1 or y.shape[0] != X.shape[0]:
-            raise ValueError(f"y must be 1-D with one tag per row of X ({X.shape[0]}); got shape {y.shape}")
-        if lengths.shape[0] == 0:
-            raise ValueError("ChainSSVM needs at least one sequence")
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, lengths=None, sample_weight=None, *, sequence_ids=None):
+        """lengths: tokens per sequence, or sequence_ids: one id per row; sample_weight: one weight
+        per sequence, or one per row constant within each sequence (multiplies C)."""
+        self._check_solver_loss()
+        X, y = check_csr(X, self, y)
+        check_classification_targets(y)
+        lengths = sequence_lengths(lengths, sequence_ids, X.shape[0])  # >= 1 sequence: X has >= 1 row
         classes, y_idx = np.unique(y, return_inverse=True)
-        Cs = self.C * check_sample_weight(sample_weight, lengths.shape[0])
+        Cs = self.C * sequence_weights(sample_weight, lengths, X.shape[0])
         bias = float(self.intercept_scaling) if self.fit_intercept else -1.0
         structure = ChainStructure(CSRDataset(X, bias), y_idx, lengths, classes.shape[0], bool(self.start_end),
                                    bool(self.normalize_loss))
@@ -150,30 +199,30 @@ class ChainSSVM(StructuredSSVM):
             parts += [self.start_, self.end_]
         return np.ascontiguousarray(np.concatenate(parts))
 
-    def _structure_for(self, X, lengths):
-        X = check_csr(X)
-        lengths = check_lengths(lengths, X.shape[0])
-        if X.shape[1] > self.n_features_in_:
-            X = X[:, :self.n_features_in_]
-        elif X.shape[1] < self.n_features_in_:
-            import scipy.sparse as sp
-            X = sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], self.n_features_in_))
+    def _structure_for(self, X, lengths, sequence_ids, method):
+        self._check_fitted()
+        X = check_csr(X, self, reset=False)
+        lengths = sequence_lengths(lengths, sequence_ids, X.shape[0], method)
         dummy = np.zeros(X.shape[0], dtype=np.int32)
         return ChainStructure(CSRDataset(X, self._bias), dummy, lengths, self.classes_.shape[0],
-                              bool(self.start_end), bool(self.normalize_loss))
+                              bool(self.start_end), bool(self.normalize_loss)), lengths
 
-    def predict(self, X, lengths):
+    def predict(self, X, lengths=None, *, sequence_ids=None):
         """Viterbi decoding of every sequence; returns one tag per row of X."""
-        self._check_fitted()
-        st = self._structure_for(X, lengths)
+        st, _ = self._structure_for(X, lengths, sequence_ids, "predict")
         return self.classes_[predict_structure(st, self._weight_vector(), self.n_jobs)]
 
-    def score(self, X, y, lengths):
-        """Token (letter) accuracy."""
-        return float(np.mean(self.predict(X, lengths) == np.asarray(y)))
+    def score(self, X, y, lengths=None, sample_weight=None, *, sequence_ids=None):
+        """Token (letter) accuracy; sample_weight weighs sequences as in fit."""
+        st, lengths = self._structure_for(X, lengths, sequence_ids, "score")
+        correct = self.classes_[predict_structure(st, self._weight_vector(), self.n_jobs)] == np.asarray(y)
+        weights = None if sample_weight is None else np.repeat(
+            sequence_weights(sample_weight, lengths, correct.shape[0]), lengths)
+        return float(np.average(correct, weights=weights))
 
-    def sequence_accuracy(self, X, y, lengths):
+    def sequence_accuracy(self, X, y, lengths=None, *, sequence_ids=None):
         """Fraction of sequences predicted without a single mistake."""
-        wrong = self.predict(X, lengths) != np.asarray(y)
+        st, lengths = self._structure_for(X, lengths, sequence_ids, "sequence_accuracy")
+        wrong = self.classes_[predict_structure(st, self._weight_vector(), self.n_jobs)] != np.asarray(y)
         starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
         return float(np.mean(np.add.reduceat(wrong, starts) == 0)) if len(lengths) else 1.0

@@ -8,7 +8,7 @@ from .base import SOLVER_TYPES, AVAILABLE
 from .exceptions import ConvergenceWarning
 from .io import load_svmlight_file
 from .model_io import save_model, load_model, format_label
-from .utils import write_atomic
+from .utils import match_columns, write_atomic
 
 STRUCTURES = ("auto", "multiclass", "chain", "multilabel", "hierarchy")
 AVAILABLE_STRUCTURES = ("multiclass", "chain", "multilabel")
@@ -246,11 +246,11 @@ def predict_main(argv=None):
         if isinstance(model, ChainSSVM):
             data = load_svmlight_file(test_file, zero_based=False, kind="sequence")
             X, y, lengths = data
-            pred = model.predict(X, lengths)
+            pred = model.predict(match_columns(X, model.n_features_in_), lengths)
         else:
             X, y = load_svmlight_file(test_file, zero_based=False, kind="multiclass")[:2]
             lengths = None
-            pred = model.predict(X)
+            pred = model.predict(match_columns(X, model.n_features_in_))
         pred_text = [format_label(p) for p in pred]
         write_atomic(output_file, "".join(p + "\n" for p in pred_text))
         if not opts.get("q"):
@@ -284,7 +284,7 @@ def _predict_multilabel(model, test_file, output_file, quiet):
     the file the model does not know (always missed)."""
     import scipy.sparse as sp
     X, Y = load_svmlight_file(test_file, zero_based=False, kind="multilabel")
-    P = sp.csr_matrix(model.predict(X))
+    P = sp.csr_matrix(model.predict(match_columns(X, model.n_features_in_)))
     names = [format_label(c) for c in model.classes_]
     write_atomic(output_file, "".join(",".join(names[j] for j in P.indices[P.indptr[r]:P.indptr[r + 1]]) + "\n"
                                       for r in range(P.shape[0])))

@@ -1,10 +1,7 @@
 """Cross-validation for the structured estimators (folds trained in parallel with joblib)."""
 import numpy as np
 from joblib import Parallel, delayed
-
-
-def clone(estimator):
-    return type(estimator)(**estimator.get_params())
+from sklearn.base import clone
 
 
 def kfold_indices(n, n_folds, seed=0):

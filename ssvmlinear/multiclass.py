@@ -1,14 +1,18 @@
 """Multiclass structural SVM (Crammer-Singer formulation) estimator."""
 
 import numpy as np
+from sklearn.base import ClassifierMixin, _fit_context
+from sklearn.utils._param_validation import StrOptions
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import _check_sample_weight
 
 from .base import StructuredSSVM, SOLVERS, COMMON_CONSTRAINTS
-from .utils import check_csr, check_sample_weight, class_weight_vector
+from .utils import check_csr, class_weight_vector
 from ._kernels.dataset import CSRDataset
 from ._kernels.multiclass import MulticlassStructure
 
 
-class MulticlassSSVM(StructuredSSVM):
+class MulticlassSSVM(ClassifierMixin, StructuredSSVM):
     """Linear multiclass structural SVM (Crammer & Singer; LIBLINEAR ``-s 4``'s problem).
 
     Minimises  1/2 ||W||^2 + sum_i C_i max_y [Delta(y, y_i) + w_y . x_i - w_{y_i} . x_i]
@@ -48,10 +52,16 @@ class MulticlassSSVM(StructuredSSVM):
 
     Attributes
     ----------
-    coef_ (n_classes, n_features), intercept_ (n_classes,), classes_, n_iter_ (passes),
+    coef_ (n_classes, n_features), intercept_ (n_classes,) -- one row per class also for two classes
+    (the Crammer-Singer model has a weight vector per class) --, classes_, n_features_in_, n_iter_ (passes),
     objective_ (primal), dual_objective_, gap_, objective_curve_, dual_curve_,
     timestamps_, n_oracle_calls_, working_set_size_ (sum_i |V_i|), converged_, oracle_seconds_
     (SDM and the cutting plane: wall-clock seconds of the oracle phase).
+
+    A scikit-learn classifier (ClassifierMixin: score is the mean accuracy). Its one tag of its own,
+    input_tags.sparse (from StructuredSSVM): X may be scipy sparse and stays sparse. X must have
+    the training number of columns in predict and decision_function (ssvmlinear.utils.match_columns
+    applies LIBLINEAR's convention for test files that are wider or narrower).
     """
 
     # LSE-SDCD on multiclass: every class can be a violator, as in the paper's multiclass runs
@@ -60,8 +70,8 @@ class MulticlassSSVM(StructuredSSVM):
 
     _parameter_constraints = {
         **COMMON_CONSTRAINTS,
-        "solver": [frozenset(SOLVERS)],
-        "class_weight": [None, frozenset({"balanced"}), "dict"],
+        "solver": [StrOptions(set(SOLVERS))],
+        "class_weight": [None, StrOptions({"balanced"}), dict],
     }
 
     def __init__(self, C=1.0, solver="sdm", loss="margin", tol=None, max_iter=1000, fit_intercept=True,
@@ -87,23 +97,24 @@ class MulticlassSSVM(StructuredSSVM):
         self.projection = projection
         self.oracle_batch = oracle_batch
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
-        self._validate_params()
-        X = check_csr(X)
-        y = np.asarray(y)
-        if y.ndim != 1 or y.shape[0] != X.shape[0]:
-            raise ValueError(f"y must be 1-D with one label per row of X ({X.shape[0]}); got shape {y.shape}")
+        """X: (n_samples, n_features), sparse or dense; y: one label per row (a column vector warns);
+        sample_weight: one weight per row (multiplies C; not all zero)."""
+        self._check_solver_loss()
+        X, y = check_csr(X, self, y)
+        check_classification_targets(y)
         classes, y_idx = np.unique(y, return_inverse=True)
         if classes.shape[0] < 2:
-            raise ValueError(f"MulticlassSSVM needs at least 2 classes in y; got {classes.shape[0]}")
-        Cs = (self.C * check_sample_weight(sample_weight, X.shape[0])
-              * class_weight_vector(self.class_weight, classes, y_idx)[y_idx])
+            raise ValueError(f"MulticlassSSVM needs at least 2 classes in y; got {classes.shape[0]} class")
+        sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
+        Cs = self.C * sample_weight * class_weight_vector(self.class_weight, classes, y_idx)[y_idx]
         bias = float(self.intercept_scaling) if self.fit_intercept else -1.0
         structure = MulticlassStructure(CSRDataset(X, bias), y_idx, classes.shape[0])
         w = self._solve(structure, Cs, ("multiclass", self._solver_name, self.loss, X.shape, bias, tuple(classes.tolist())))
         self._set_weights(w, X.shape[1], classes, bias)
         if self.loss == "lse":  # the LSE primal sums over all K classes: O(nK), cheap here
-            S = self.decision_function(X)
+            S = self._scores(X)
             rows = np.arange(X.shape[0])
             hinge = np.maximum(0.0, 1.0 + S - S[rows, y_idx][:, None])
             hinge[rows, y_idx] = 0.0
@@ -112,36 +123,26 @@ class MulticlassSSVM(StructuredSSVM):
         return self
 
     def _set_weights(self, w, n_features, classes, bias):
-        K = classes.shape[0]
-        W = w.reshape(-1, K)
+        W = w.reshape(n_features + (1 if bias > 0 else 0), -1)  # K columns (1 for a binary MultiLabelSSVM)
+        K = W.shape[1]
         self.classes_ = classes
         self.n_features_in_ = n_features
         self._bias = bias
         self.coef_ = np.ascontiguousarray(W[:n_features].T)
         self.intercept_ = bias * W[n_features].copy() if bias > 0 else np.zeros(K)
 
-    def decision_function(self, X):
-        """Scores w_k . x + b_k, shape (n_samples, n_classes)."""
+    def _scores(self, X):
+        """Scores w_k . x + b_k of every class, shape (n_samples, n_classes) (X checked as in predict)."""
         self._check_fitted()
-        X = check_csr(X)
-        if X.shape[1] > self.n_features_in_:
-            # Features never seen in training have zero weight (LIBLINEAR's convention).
-            X = X[:, :self.n_features_in_]
-        elif X.shape[1] < self.n_features_in_:
-            X = _pad_columns(X, self.n_features_in_)
+        X = check_csr(X, self, reset=False)
         return np.asarray(X @ self.coef_.T) + self.intercept_
 
+    def decision_function(self, X):
+        """Scores w_k . x + b_k, shape (n_samples, n_classes); for two classes, as every
+        scikit-learn classifier, shape (n_samples,): s_1 - s_0, positive for classes_[1]."""
+        S = self._scores(X)
+        return S[:, 1] - S[:, 0] if S.shape[1] == 2 else S
+
     def predict(self, X):
-        scores = self.decision_function(X)
+        scores = self._scores(X)
         return self.classes_[np.argmax(scores, axis=1)]   # ties: lowest class index, as the oracle
-
-    def score(self, X, y, sample_weight=None):
-        """Mean accuracy."""
-        y = np.asarray(y)
-        correct = (self.predict(X) == y).astype(np.float64)
-        return float(np.average(correct, weights=sample_weight))
-
-
-def _pad_columns(X, n):
-    import scipy.sparse as sp
-    return sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], n))

@@ -2,16 +2,20 @@
 
 import numpy as np
 import scipy.sparse as sp
+from sklearn.base import ClassifierMixin, MultiOutputMixin, _fit_context
+from sklearn.utils._param_validation import StrOptions
+from sklearn.utils.multiclass import check_classification_targets, type_of_target
+from sklearn.utils.validation import _check_sample_weight, column_or_1d
 
 from .base import StructuredSSVM, SOLVERS, COMMON_CONSTRAINTS
 from .multiclass import MulticlassSSVM
 from .metrics import example_accuracy
-from .utils import check_csr, check_sample_weight
+from .utils import check_csr
 from ._kernels.dataset import CSRDataset
 from ._kernels.multilabel import MultiLabelStructure
 
 
-class MultiLabelSSVM(StructuredSSVM):
+class MultiLabelSSVM(MultiOutputMixin, ClassifierMixin, StructuredSSVM):
     """Linear multi-label structural SVM with independent labels.
 
     A label is a subset y of K labels (a 0/1 vector); phi(x, y) = sum_k y_k x (x) e_k, so the score
@@ -33,11 +37,20 @@ class MultiLabelSSVM(StructuredSSVM):
     True (a regularised bias feature of value intercept_scaling, as LIBLINEAR -B): with
     independent labels the bias carries each label's base rate.
 
-    fit(X, Y, sample_weight=None): Y is a 0/1 indicator matrix (scipy sparse, or a 2-D numpy
-    array) of shape (n_samples, K) -- then classes_ = arange(K) -- or a list of label collections
-    (one iterable of hashable labels per example, as scikit-learn's MultiLabelBinarizer takes) --
-    then classes_ is the sorted set of labels seen. predict returns an indicator matrix: CSR when
-    fit got a sparse matrix or label lists, a dense int32 array when fit got a dense array.
+    fit(X, Y, sample_weight=None): Y is a 0/1 indicator matrix (scipy sparse, a 2-D numpy array,
+    or a list of equal-length lists of numbers, which scikit-learn reads as a matrix) of shape
+    (n_samples, K) -- then classes_ = arange(K) -- or a list of label collections (one iterable of
+    hashable labels per example, as scikit-learn's MultiLabelBinarizer takes: ragged lists, sets,
+    strings) -- then classes_ is the sorted set of labels seen. predict returns an indicator
+    matrix: CSR int32 when fit got a sparse matrix or label lists, else a dense array of Y's dtype.
+    A 1-D y of two classes (scikit-learn's binary target) is the problem with one label, "y is
+    classes_[1]" (a binary L1-loss SVM): classes_ holds the two classes, coef_ has one row,
+    predict returns classes, decision_function shape (n_samples,), score the mean accuracy.
+
+    scikit-learn tags (besides StructuredSSVM's input_tags.sparse): classifier_tags.multi_label
+    (multi-label indicator targets), target_tags.multi_output (MultiOutputMixin: 2-D Y), and
+    classifier_tags.multi_class = False: a 1-D y must be binary (multiclass targets belong to
+    MulticlassSSVM; fit says so).
 
     Attributes: coef_ (K, n_features), intercept_ (K,), classes_, n_features_in_, and the solver
     diagnostics of MulticlassSSVM (n_iter_, objective_, dual_objective_, gap_, objective_curve_,
@@ -47,7 +60,7 @@ class MultiLabelSSVM(StructuredSSVM):
 
     _parameter_constraints = {
         **COMMON_CONSTRAINTS,
-        "solver": [None, frozenset(SOLVERS)],
+        "solver": [None, StrOptions(set(SOLVERS))],
         "normalize_loss": ["boolean"],
         "exact_violators": ["boolean"],
     }
@@ -82,61 +95,118 @@ class MultiLabelSSVM(StructuredSSVM):
             return self.solver
         return {"lse": "sdcd", "margin": "sdm"}.get(self.loss, "pegasos")
 
-    def fit(self, X, Y, sample_weight=None):
-        """Y: indicator matrix (n_samples, K) or a list of label collections; sample_weight: one
-        weight per example (multiplies C)."""
-        self._validate_params()
-        X = check_csr(X)
-        Yind, classes, sparse_output = _encode_fit(Y, X.shape[0])
-        Cs = self.C * check_sample_weight(sample_weight, X.shape[0])
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_label = True  # 2-D 0/1 indicator targets
+        tags.classifier_tags.multi_class = False  # a 1-D y is one binary label; fit rejects more classes
+        return tags
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, sample_weight=None):
+        """y: indicator matrix (n_samples, K), a list of label collections, or a 1-D binary y;
+        sample_weight: one weight per example (multiplies C; not all zero)."""
+        self._check_solver_loss()
+        if y is None:
+            check_csr(X, self, y)  # scikit-learn's "requires y to be passed" error
+        X = check_csr(X, self)
+        Yind, classes, output = _encode_fit(y, X.shape[0])
+        sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
+        Cs = self.C * sample_weight
         bias = float(self.intercept_scaling) if self.fit_intercept else -1.0
         structure = MultiLabelStructure(CSRDataset(X, bias), Yind, bool(self.normalize_loss))
         key = ("multilabel", self._solver_name, self.loss, bool(self.exact_violators), X.shape, bias,
                tuple(classes.tolist()), bool(self.normalize_loss))
         w = self._solve(structure, Cs, key)
         self._set_weights(w, X.shape[1], classes, bias)
-        self._sparse_output = sparse_output
+        self._output = output  # "sparse", "binary" or the dtype of a dense Y (predict returns the same)
         return self
 
     def _set_weights(self, w, n_features, classes, bias):
         # the same feature-major n_cols x K layout as the multiclass model
         MulticlassSSVM._set_weights(self, w, n_features, classes, bias)
-        self._sparse_output = True
+        self._output = "sparse"
+
+    @property
+    def _binary(self):
+        output = getattr(self, "_output", "sparse")
+        return isinstance(output, str) and output == "binary"
 
     def decision_function(self, X):
         """Scores w_k . x + b_k of every label, shape (n_samples, n_labels); label k is predicted
-        where its score is > 0."""
-        return MulticlassSSVM.decision_function(self, X)
+        where its score is > 0. After a fit on a 1-D binary y: shape (n_samples,)."""
+        S = MulticlassSSVM._scores(self, X)
+        return S[:, 0] if self._binary else S
 
     def predict(self, X):
         """Predicted indicator matrix (n_samples, n_labels), columns in the order of classes_:
-        CSR int32 when fit got a sparse matrix or label lists, else a dense int32 array."""
-        P = (self.decision_function(X) > 0).astype(np.int32)
-        return sp.csr_matrix(P) if getattr(self, "_sparse_output", True) else P
+        CSR int32 when fit got a sparse matrix or label lists, else a dense array of Y's dtype. After a
+        fit on a 1-D binary y: the predicted classes."""
+        P = (MulticlassSSVM._scores(self, X) > 0).astype(np.int32)
+        if self._binary:
+            return self.classes_[P[:, 0]]
+        if isinstance(self._output, str):  # "sparse"
+            return sp.csr_matrix(P)
+        return P.astype(self._output, copy=False)
 
     def predict_labels(self, X):
         """Predicted label sets as a list of tuples of classes_ (MultiLabelBinarizer's
         inverse_transform)."""
+        if self._binary:
+            raise ValueError("predict_labels needs a multi-label fit; this model was fitted on a 1-D binary y")
         P = sp.csr_matrix(self.predict(X))
         return [tuple(self.classes_[P.indices[P.indptr[r]:P.indptr[r + 1]]].tolist()) for r in range(P.shape[0])]
 
-    def score(self, X, Y, sample_weight=None):
+    def score(self, X, y, sample_weight=None):
         """Example-based accuracy ("Acc"): mean over examples of |y ∩ ŷ| / |y ∪ ŷ| (1 when both
-        are empty). Y as in fit; labels unknown to the model count as missed."""
+        are empty). Y as in fit; labels unknown to the model count as missed. After a fit on a
+        1-D binary y: the mean accuracy."""
         self._check_fitted()
-        Ytrue, extra = _encode_like(Y, self.classes_, X.shape[0])
+        if self._binary:
+            return ClassifierMixin.score(self, X, y, sample_weight)
         P = sp.csr_matrix(self.predict(X))
+        Ytrue, extra = _encode_like(y, self.classes_, P.shape[0])
         if extra:
             P = sp.csr_matrix((P.data, P.indices, P.indptr), shape=(P.shape[0], P.shape[1] + extra))
         return example_accuracy(Ytrue, P, sample_weight=sample_weight)
 
 
-def _is_indicator(Y):
-    return sp.issparse(Y) or (isinstance(Y, np.ndarray) and Y.ndim == 2 and Y.dtype != object)
+def _as_indicator(Y):
+    """Y as a 2-D matrix when it is one (sparse, a 2-D array, or nested lists of numbers that
+    numpy reads as a 2-D numeric array, as scikit-learn does), else None (label collections or 1-D)."""
+    if sp.issparse(Y):
+        return Y
+    if not isinstance(Y, (list, tuple)):
+        Y = np.asarray(Y)  # array-likes (pandas, objects with __array__)
+    if isinstance(Y, np.ndarray):
+        return Y if Y.ndim == 2 and Y.dtype != object else None
+    if isinstance(Y, (list, tuple)) and Y and isinstance(Y[0], (list, tuple, np.ndarray)):
+        try:
+            A = np.asarray(Y)
+        except ValueError:  # ragged
+            return None
+        if A.ndim == 2 and A.shape[1] and A.dtype.kind in "biuf":  # [[], [], ...]: empty label sets
+            return A
+    return None
+
+
+def _is_1d_target(Y):
+    """A 1-D y (one class per example), as opposed to a list of label collections."""
+    if not isinstance(Y, (list, tuple)):
+        Y = np.asarray(Y)
+    if isinstance(Y, np.ndarray):
+        return Y.ndim == 1 and not (Y.dtype == object and Y.size and _is_collection(Y[0]))
+    if hasattr(Y, "__len__") and not isinstance(Y, (str, bytes)) and len(Y):
+        return not _is_collection(next(iter(Y)))
+    return False
+
+
+def _is_collection(v):
+    return not isinstance(v, (str, bytes)) and hasattr(v, "__iter__")
 
 
 def _check_indicator(Y, n):
     """A CSR int32 0/1 copy of an indicator matrix with n rows."""
+    check_classification_targets(Y)  # continuous values: "Unknown label type"
     Y = sp.csr_matrix(Y)
     if Y.ndim != 2 or Y.shape[0] != n:
         raise ValueError(f"Y must have one row per row of X ({n}); got shape {Y.shape}")
@@ -174,12 +244,29 @@ def _binarize(sets, index, K):
 
 
 def _encode_fit(Y, n):
-    """(indicator CSR, classes_, sparse_output) from the Y given to fit."""
-    if _is_indicator(Y):
-        Yc = _check_indicator(Y, n)
+    """(indicator CSR, classes_, output) from the Y given to fit; output is "sparse", "dense" or
+    "binary" (a 1-D y of two classes: the one-label problem "y is classes_[1]")."""
+    A = _as_indicator(Y)
+    if A is not None:
+        Yc = _check_indicator(A, n)
         if Yc.shape[1] < 1:
             raise ValueError("Y has no label columns")
-        return Yc, np.arange(Yc.shape[1]), sp.issparse(Y)
+        return Yc, np.arange(Yc.shape[1]), "sparse" if sp.issparse(A) else A.dtype
+    if _is_1d_target(Y):
+        y = column_or_1d(Y)
+        check_classification_targets(y)
+        kind = type_of_target(y, input_name="y")
+        if kind not in ("binary", "multiclass") or y.shape[0] != n:
+            raise ValueError(f"y has shape {y.shape}; expected ({n},)")
+        classes, y_idx = np.unique(y, return_inverse=True)
+        if kind != "binary" or classes.shape[0] != 2:
+            raise ValueError(f"Only binary classification is supported for a 1-D y (one label: is it "
+                             f"classes_[1]?); got {classes.shape[0]} class(es), the type of the target is "
+                             f"{kind}. Multi-label targets are an indicator matrix or label collections "
+                             f"([[l1, l2], [l3], ...]); for multiclass use MulticlassSSVM.")
+        Yc = sp.csr_matrix(y_idx.astype(np.int32)[:, None])
+        Yc.eliminate_zeros()
+        return _check_indicator(Yc, n), classes, "binary"
     sets = _label_lists(Y, n)
     labels = set().union(*sets) if sets else set()
     if not labels:
@@ -189,15 +276,16 @@ def _encode_fit(Y, n):
     except TypeError:
         raise ValueError("labels in Y must be mutually comparable (e.g. all ints or all strings)") from None
     index = {c: k for k, c in enumerate(classes.tolist())}
-    return _binarize(sets, index, len(classes)), classes, True
+    return _binarize(sets, index, len(classes)), classes, "sparse"
 
 
 def _encode_like(Y, classes, n):
     """Y (as fit takes it) as an indicator over classes_ plus one column per unknown label;
     returns (CSR, number of extra columns)."""
     K = len(classes)
-    if _is_indicator(Y):
-        Yc = _check_indicator(Y, n)
+    A = _as_indicator(Y)
+    if A is not None:
+        Yc = _check_indicator(A, n)
         if Yc.shape[1] != K:
             raise ValueError(f"Y has {Yc.shape[1]} label columns but the model has {K}")
         return Yc, 0

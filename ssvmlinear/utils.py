@@ -4,48 +4,49 @@ import os
 
 import numpy as np
 import scipy.sparse as sp
+from sklearn.utils import check_array
+from sklearn.utils.validation import validate_data
 
 
-def check_csr(X, name="X"):
-    """Return X as a CSR matrix with float64 data, int32 indices, sorted, no duplicates.
+def check_csr(X, estimator=None, y="no_validation", reset=True):
+    """X as the kernels' CSR: float64 data, int32 indices, sorted, no duplicates.
 
-    Dense input is converted (the only densify-free path for dense data); sparse input is copied
-    at most once, and only when its dtype, format or index order differs. X is never densified.
+    Validated by scikit-learn (2-D, real, finite, at least one sample and one feature); with an
+    estimator, through validate_data: n_features_in_ is set (reset=True, in fit) or checked
+    (reset=False: predict refuses another number of columns), and a given y is checked with X
+    (check_X_y: same length, a column vector warns). Returns X, or (X, y) when y is given.
+    Dense input becomes CSR; sparse input is copied at most once, and only when its dtype,
+    format or index order differs. X is never densified.
     """
-    if sp.issparse(X):
-        X = X.tocsr()
+    kw = dict(accept_sparse="csr", dtype=np.float64)
+    with_y = not (isinstance(y, str) and y == "no_validation")
+    if estimator is None:
+        out = check_array(X, **kw)
     else:
-        X = np.asarray(X)
-        if X.ndim != 2:
-            raise ValueError(f"{name} must be 2-D (n_samples, n_features); got shape {X.shape}")
-        if not np.issubdtype(X.dtype, np.number) and X.dtype != bool:
-            raise ValueError(f"{name} must be numeric; got dtype {X.dtype}")
-        X = sp.csr_matrix(X.astype(np.float64, copy=False))
-    if X.dtype != np.float64:
-        X = X.astype(np.float64)
+        out = validate_data(estimator, X, y, reset=reset, **kw)
+    X, y = out if with_y else (out, None)
+    if not sp.issparse(X):
+        X = sp.csr_matrix(X)
     if X.shape[1] >= 2**31 - 1:
-        raise ValueError(f"{name} has {X.shape[1]} columns; at most 2**31 - 2 are supported")
+        raise ValueError(f"X has {X.shape[1]} columns; at most 2**31 - 2 are supported")
     if X.indices.dtype != np.int32:
         X = sp.csr_matrix((X.data, X.indices.astype(np.int32), X.indptr), shape=X.shape)
     if not X.has_canonical_format:
         X = X.copy()
         X.sum_duplicates()  # also sorts indices
-    if X.nnz and not np.all(np.isfinite(X.data)):
-        raise ValueError(f"{name} contains NaN or infinity")
+    return (X, y) if with_y else X
+
+
+def match_columns(X, n_features):
+    """LIBLINEAR's convention for test files, whose width is their largest feature index: columns
+    beyond the model's n_features are dropped (features never seen in training have zero weight),
+    missing ones are zero. The estimators themselves refuse another width, as scikit-learn's do."""
+    X = sp.csr_matrix(X) if not sp.issparse(X) else X.tocsr()
+    if X.shape[1] > n_features:
+        return X[:, :n_features]
+    if X.shape[1] < n_features:
+        return sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], n_features))
     return X
-
-
-def check_sample_weight(sample_weight, n):
-    if sample_weight is None:
-        return np.ones(n)
-    sw = np.asarray(sample_weight, dtype=np.float64)
-    if sw.ndim == 0:
-        return np.full(n, float(sw))
-    if sw.shape != (n,):
-        raise ValueError(f"sample_weight has shape {sw.shape}; expected ({n},)")
-    if np.any(sw < 0) or not np.all(np.isfinite(sw)):
-        raise ValueError("sample_weight must be finite and non-negative")
-    return sw
 
 
 def class_weight_vector(class_weight, classes, y_idx):
@@ -53,13 +54,9 @@ def class_weight_vector(class_weight, classes, y_idx):
     K = len(classes)
     if class_weight is None:
         return np.ones(K)
-    if isinstance(class_weight, str):
-        if class_weight != "balanced":
-            raise ValueError(f"class_weight must be None, 'balanced' or a dict; got {class_weight!r}")
+    if class_weight == "balanced":  # the parameter's type is checked by the estimator's constraints
         counts = np.bincount(y_idx, minlength=K)
         return len(y_idx) / (K * np.maximum(counts, 1))
-    if not isinstance(class_weight, dict):
-        raise ValueError(f"class_weight must be None, 'balanced' or a dict; got {class_weight!r}")
     weights = np.ones(K)
     index = {c: k for k, c in enumerate(classes.tolist())}
     for c, wgt in class_weight.items():

@@ -158,7 +158,7 @@ def test_sklearn_clone_and_params():
 
 
 @pytest.mark.parametrize("params, message", [
-    (dict(C=-1.0), "The 'C' parameter of MulticlassSSVM must be a float in the range \\(0, inf\\)"),
+    (dict(C=-1.0), "The 'C' parameter of MulticlassSSVM must be a float in the range \\(0.0, inf\\)"),
     (dict(tol=0), "'tol' parameter"),
     (dict(max_iter=0), "'max_iter' parameter"),
     (dict(solver="newton"), "'solver' parameter"),
@@ -234,13 +234,17 @@ def test_class_weight_balanced_equals_sample_weight():
 
 
 def test_predict_with_more_or_fewer_features_than_training():
+    # scikit-learn's rule since issue 13: another width is refused; match_columns gives LIBLINEAR's
+    from ssvmlinear.utils import match_columns
     X, y = random_multiclass(n=40, d=6, K=3, seed=9)
     est = MulticlassSSVM().fit(X, y)
     wider = sp.hstack([X, sp.random(40, 3, density=0.5, random_state=1)]).tocsr()
-    assert np.array_equal(est.predict(wider), est.predict(X))
+    with pytest.raises(ValueError, match="X has 9 features, but MulticlassSSVM is expecting 6"):
+        est.predict(wider)
+    assert np.array_equal(est.predict(match_columns(wider, 6)), est.predict(X))
     narrow = X[:, :4]
     expected = np.asarray(narrow @ est.coef_[:, :4].T) + est.intercept_
-    np.testing.assert_allclose(est.decision_function(narrow), expected)
+    np.testing.assert_allclose(est.decision_function(match_columns(narrow, 6)), expected)
 
 
 def test_multiclass_kbest_matches_sort():

@@ -393,7 +393,9 @@ def test_fit_input_validation():
     with pytest.raises(ValueError, match="only 0 and 1"):
         MultiLabelSSVM().fit(X, 3 * Y)
     with pytest.raises(ValueError, match="not a collection of labels"):
-        MultiLabelSSVM().fit(X, list(range(20)))
+        MultiLabelSSVM().fit(X, [[1], 2] * 10)
+    with pytest.raises(ValueError, match="Only binary classification is supported for a 1-D y"):
+        MultiLabelSSVM().fit(X, list(range(20)))  # a 1-D y is one binary label since issue 13
     with pytest.raises(ValueError, match="at least one label"):
         MultiLabelSSVM().fit(X, [[] for _ in range(20)])
     with pytest.raises(ValueError, match="label columns but the model has"):
@@ -419,9 +421,13 @@ def test_clone_pickle_determinism_and_feature_width():
     assert np.array_equal(a.coef_, b.coef_) and a.n_iter_ == b.n_iter_
     back = pickle.loads(pickle.dumps(a))
     np.testing.assert_array_equal(back.predict(X), a.predict(X))
+    # another width is refused (scikit-learn's rule since issue 13); match_columns gives LIBLINEAR's
+    from ssvmlinear.utils import match_columns
     wider = sp.hstack([X, sp.random(60, 3, density=0.5, random_state=1)]).tocsr()
-    np.testing.assert_array_equal(a.predict(wider), a.predict(X))
-    np.testing.assert_allclose(a.decision_function(X[:, :5]),
+    with pytest.raises(ValueError, match="expecting 8 features"):
+        a.predict(wider)
+    np.testing.assert_array_equal(a.predict(match_columns(wider, 8)), a.predict(X))
+    np.testing.assert_allclose(a.decision_function(match_columns(X[:, :5], 8)),
                                np.asarray(X[:, :5] @ a.coef_[:, :5].T) + a.intercept_)
 
 
