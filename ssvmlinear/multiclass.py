@@ -8,6 +8,7 @@ from sklearn.utils.validation import _check_sample_weight
 
 from .base import StructuredSSVM, SOLVERS, COMMON_CONSTRAINTS
 from .utils import check_csr, class_weight_vector
+from .solvers import warn_if_gap_large
 from ._kernels.dataset import CSRDataset
 from ._kernels.multiclass import MulticlassStructure
 
@@ -120,6 +121,8 @@ class MulticlassSSVM(ClassifierMixin, StructuredSSVM):
             hinge[rows, y_idx] = 0.0
             self.objective_ = 0.5 * float(np.dot(w, w)) + float(Cs @ hinge.sum(axis=1))
             self.gap_ = self.objective_ - self.dual_objective_
+            if self._solver_name == "sdcd":
+                warn_if_gap_large("LSE-SDCD", self.objective_, self.dual_objective_)
         return self
 
     def _set_weights(self, w, n_features, classes, bias):
