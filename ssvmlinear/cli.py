@@ -73,6 +73,49 @@ accuracy, Hamming loss, micro- and macro-F1, and Acc = mean over examples of |y 
 """
 
 
+def _say(*args):
+    """print() whose stdout may be a closed pipe (`ssvm-train ... | head -1`): the rest of the
+    output is dropped, the work goes on."""
+    try:
+        print(*args, flush=True)
+    except BrokenPipeError:
+        import os
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())   # so that the flush at exit does not fail either
+
+
+def _one_line_warning(message, category, filename, lineno, file=None, line=None):
+    """Warnings as LIBLINEAR prints them: one line, no Python source."""
+    try:
+        sys.stderr.write(f"WARNING: {message}\n")
+    except (BrokenPipeError, ValueError):
+        pass
+
+
+def check_model_path(path):
+    """Fail before training, naming the user's path, when the model file cannot be written there."""
+    import os
+    directory = os.path.dirname(os.path.abspath(path))
+    probe = os.path.join(directory, f".{os.path.basename(path)}.{os.getpid()}.probe")
+    try:
+        os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+        os.unlink(probe)
+    except OSError as e:
+        raise OSError(f"{path}: cannot write the model file there ({e.strerror})") from None
+
+
+def training_summary(est):
+    """The line ssvm-train prints after a fit: only what the solver has."""
+    parts = [f"passes {est.n_iter_}"]
+    for name, value, fmt in (("primal", est.objective_, ".10g"), ("dual", est.dual_objective_, ".10g"),
+                             ("gap", est.gap_, ".3g")):
+        if value is not None and np.isfinite(value):
+            parts.append(f"{name} {value:{fmt}}")
+    if est.working_set_size_:
+        parts.append(f"working set {est.working_set_size_}")
+    return "  ".join(parts)
+
+
 class UsageError(Exception):
     pass
 
@@ -151,6 +194,8 @@ def train_main(argv=None):
         return 1
     quiet = opts.get("q", False)
     try:
+        if "v" not in opts:
+            check_model_path(model_file)
         kind = "auto" if structure == "auto" else {"multiclass": "multiclass", "chain": "sequence",
                                                     "multilabel": "multilabel", "hierarchy": "multiclass"}[structure]
         data = load_svmlight_file(train_file, zero_based=False, kind=kind)
@@ -190,6 +235,7 @@ def train_main(argv=None):
         with warnings.catch_warnings():
             if quiet:
                 warnings.simplefilter("ignore", ConvergenceWarning)
+            warnings.showwarning = _one_line_warning
             if "v" in opts:
                 from .model_selection import cross_val_predict
                 est.set_params(verbose=0)
@@ -197,20 +243,17 @@ def train_main(argv=None):
                                          lengths=lengths)
                 if detected == "multilabel":
                     for line in multilabel_report(y, pred):
-                        print(f"Cross Validation {line}")
+                        _say(f"Cross Validation {line}")
                     return 0
                 acc = float(np.mean(pred == y))
-                print(f"Cross Validation Accuracy = {100 * acc:g}%")
+                _say(f"Cross Validation Accuracy = {100 * acc:g}%")
                 return 0
             if lengths is None:
                 est.fit(X, y)
             else:
                 est.fit(X, y, lengths)
         if not quiet:
-            primal = "" if np.isnan(est.objective_) else f"  primal {est.objective_:.10g}"
-            gap = "" if np.isnan(est.gap_) else f"  gap {est.gap_:.3g}"
-            print(f"passes {est.n_iter_}{primal}  dual {est.dual_objective_:.10g}{gap}  "
-                  f"working set {est.working_set_size_}")
+            _say(training_summary(est))
         save_model(est, model_file)
     except (ValueError, OSError) as e:
         sys.stderr.write(f"ssvm-train: error: {e}\n")
@@ -256,11 +299,11 @@ def predict_main(argv=None):
         if not opts.get("q"):
             ok = np.array([format_label(v) for v in y]) == np.array(pred_text)
             correct, total = int(ok.sum()), len(y)
-            print(f"Accuracy = {100.0 * correct / max(total, 1):g}% ({correct}/{total})")
+            _say(f"Accuracy = {100.0 * correct / max(total, 1):g}% ({correct}/{total})")
             if lengths is not None and len(lengths):
                 starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
                 seq_ok = int(np.sum(np.add.reduceat(~ok, starts) == 0))
-                print(f"Sequence accuracy = {100.0 * seq_ok / len(lengths):g}% ({seq_ok}/{len(lengths)})")
+                _say(f"Sequence accuracy = {100.0 * seq_ok / len(lengths):g}% ({seq_ok}/{len(lengths)})")
     except (ValueError, OSError) as e:
         sys.stderr.write(f"ssvm-predict: error: {e}\n")
         return 1
@@ -299,7 +342,7 @@ def _predict_multilabel(model, test_file, output_file, quiet):
         Yt = sp.csr_matrix((np.ones(Y.nnz, dtype=np.int32), cols[Y.indices], Y.indptr), shape=(Y.shape[0], K))
         Pt = sp.csr_matrix((P.data, P.indices, P.indptr), shape=(P.shape[0], K))
         for line in multilabel_report(Yt, Pt):
-            print(line)
+            _say(line)
     return 0
 
 
