@@ -131,7 +131,7 @@ def fit_sdm(structure, Cs, tol, max_iter, seed, verbose=0, callback=None, estima
 
     primal_curve, dual_curve, timestamps = [], [], []
     passes = outer = 0
-    converged = interrupted = False
+    converged = interrupted = stopped_by_user = False
     t0 = time.perf_counter()
     try:
         try:
@@ -151,6 +151,7 @@ def fit_sdm(structure, Cs, tol, max_iter, seed, verbose=0, callback=None, estima
                     converged = True
                     break
                 if callback is not None and callback(estimator) is False:
+                    stopped_by_user = True
                     break
                 for _ in range(MAX_TYPE2_PASSES):
                     if passes >= max_iter:
@@ -173,7 +174,8 @@ def fit_sdm(structure, Cs, tol, max_iter, seed, verbose=0, callback=None, estima
     warn_if_unfinished("SDM", interrupted, not converged and passes >= max_iter, max_iter,
                        f"the KKT violation fell to tol={tol}")
     dual = solver.dual()
-    warn_if_gap_large("SDM", primal, dual)
+    if not (interrupted or stopped_by_user):
+        warn_if_gap_large("SDM", primal, dual)
     return FitResult(w=solver.coef.copy(), primal=primal, dual=dual, gap=primal - dual, n_iter=passes,
                      n_outer=outer, converged=converged, n_oracle_calls=solver.n_oracle_calls,
                      oracle_seconds=solver.oracle_seconds,
@@ -348,7 +350,7 @@ def fit_cutting_plane(structure, Cs, tol, max_iter, seed=0, verbose=0, callback=
     best_primal = np.inf
     hsum = np.nan
     since_oracle = 0
-    converged = interrupted = False
+    converged = interrupted = stopped_by_user = False
     it = 0
     t0 = time.perf_counter()
     try:
@@ -382,6 +384,7 @@ def fit_cutting_plane(structure, Cs, tol, max_iter, seed=0, verbose=0, callback=
                 if estimator is not None:      # the callback may look at the current weights
                     estimator.current_weights_ = w.copy()
                 if callback(estimator) is False:
+                    stopped_by_user = True
                     break
     except KeyboardInterrupt:
         interrupted = True
@@ -395,7 +398,8 @@ def fit_cutting_plane(structure, Cs, tol, max_iter, seed=0, verbose=0, callback=
         hsum = oracle_pass(w)[1]
     # margin: the primal objective; LSE: the primal of the problem restricted to the final caches
     primal = 0.5 * float(w @ w) + hsum
-    warn_if_gap_large("the cutting plane", primal, dual)
+    if not (interrupted or stopped_by_user):
+        warn_if_gap_large("the cutting plane", primal, dual)
     return FitResult(w=w, primal=primal, dual=dual, gap=primal - dual, n_iter=it, n_outer=it,
                      converged=converged, n_oracle_calls=stats["oracle_calls"],
                      oracle_seconds=stats["oracle_seconds"], n_oracle_passes=stats["oracle_passes"],
