@@ -145,8 +145,14 @@ def load_model(path):
         fail(header["label"][0], f"labels do not parse as {ltype}")
 
     def read_block(start, n_rows, n_cols, name):
-        if start + n_rows > len(lines):  # checked before allocating, so a bad header cannot exhaust memory
+        # checked before allocating, so that a bad header cannot ask for more memory than the file holds
+        if start + n_rows > len(lines):
             fail(len(lines), f"block '{name}' needs {n_rows} lines but the file ends first (truncated or bad header?)")
+        chars = sum(len(ln) for ln in lines[start:start + n_rows])
+        if chars < n_rows * (2 * n_cols - 1):   # a weight takes at least one digit and a separator
+            fail(start + 1, f"header says block '{name}' holds {n_rows} x {n_cols} = {n_rows * n_cols} weights "
+                            f"({n_rows * n_cols * 8 / 2**30:.3g} GiB), but its {n_rows} lines hold only {chars} "
+                            "characters (bad nr_class / nr_feature?)")
         B = np.empty((n_rows, n_cols))
         for r in range(n_rows):
             ln = start + r

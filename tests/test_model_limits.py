@@ -1,0 +1,51 @@
+"""A model header cannot make load_model allocate more than the file holds (issue 13 item 3)."""
+import resource
+import subprocess
+import sys
+import time
+
+import pytest
+
+from ssvmlinear import load_model
+from ssvmlinear.cli import predict_main
+
+
+def bomb(path, K=100000, d=100000):
+    """~800 KB: a header of K classes and d features, then d one-number lines."""
+    head = ["ssvmlinear_model 1", "structure multiclass", "solver sdm", "loss margin", "C 1.0", "label_type int",
+            f"nr_class {K}", "label " + " ".join(str(k) for k in range(K)), f"nr_feature {d}", "bias -1", "w"]
+    path.write_text("\n".join(head + ["0"] * d) + "\n")
+    return path
+
+
+def test_model_header_bomb_fails_fast_with_one_line(tmp_path):
+    model = bomb(tmp_path / "bomb.model")
+    t = time.perf_counter()
+    with pytest.raises(ValueError) as e:
+        load_model(str(model))
+    assert time.perf_counter() - t < 1.0
+    msg = str(e.value)
+    assert "\n" not in msg and str(model) in msg and "10000000000 weights" in msg and "74.5 GiB" in msg
+
+
+def test_model_header_bomb_under_a_memory_limit(tmp_path):
+    """In a process that may grow by at most ~100 MB past its imports, the reader refuses at once."""
+    model = bomb(tmp_path / "bomb.model")
+    code = ("import resource, sys, ssvmlinear\n"
+            "rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+            "try:\n    ssvmlinear.load_model(sys.argv[1])\nexcept ValueError as e:\n    print(e)\n"
+            "print((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss) // 1024)\n")
+    r = subprocess.run([sys.executable, "-c", code, str(model)], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    err, grown_mb = r.stdout.strip().split("\n")
+    assert "bad nr_class / nr_feature" in err and int(grown_mb) < 100
+
+
+def test_ssvm_predict_on_a_model_bomb(tmp_path, capsys):
+    model = bomb(tmp_path / "bomb.model")
+    test = tmp_path / "t.svm"
+    test.write_text("1 1:1\n")
+    assert predict_main([str(test), str(model), str(tmp_path / "out")]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("ssvm-predict: error: ") and str(model) in err
+    assert not (tmp_path / "out").exists()
