@@ -112,7 +112,11 @@ class StructuredSSVM(BaseEstimator):
 
     def _solve(self, structure, Cs, warm_key):
         from .solvers import fit_sdm, fit_sdcd, fit_cutting_plane, fit_pegasos
-        from .utils import check_random_seed
+        from .utils import check_random_seed, check_memory
+        # the solvers keep dense vectors of the weight dimension (weights, dual sums; the cutting
+        # plane's constraints): refuse before allocating what the machine cannot hold
+        check_memory(2 * 8 * structure.n_weights, f"training: {structure.n_weights} weights "
+                     f"(n_features_in_ = {self.n_features_in_} features x labels)")
         prev = getattr(self, "_dual_state", None)
         state = None
         if self.warm_start and prev is not None and getattr(self, "_warm_key", None) == warm_key:

@@ -248,10 +248,10 @@ def train_main(argv=None):
                 acc = float(np.mean(pred == y))
                 _say(f"Cross Validation Accuracy = {100 * acc:g}%")
                 return 0
-            if lengths is None:
-                est.fit(X, y)
-            else:
-                est.fit(X, y, lengths)
+            try:
+                est.fit(X, y) if lengths is None else est.fit(X, y, lengths)
+            except ValueError as e:   # the data's problem: name the file it came from
+                raise ValueError(f"{train_file}: {e}") from None
         if not quiet:
             _say(training_summary(est))
         save_model(est, model_file)

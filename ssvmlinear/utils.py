@@ -101,3 +101,34 @@ def write_atomic(path, payload):
         except OSError:
             pass
         raise
+
+
+def available_memory():
+    """Bytes this process may still allocate: MemAvailable (Linux) or the free physical pages,
+    capped by RLIMIT_AS when one is set; None when unknown."""
+    avail = None
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    avail = int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        try:
+            avail = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        except (ValueError, OSError, AttributeError):
+            pass
+    try:
+        import resource
+        limit = resource.getrlimit(resource.RLIMIT_AS)[0]
+        if limit != resource.RLIM_INFINITY:
+            avail = limit if avail is None else min(avail, limit)
+    except (ImportError, ValueError, OSError):
+        pass
+    return avail
+
+
+def check_memory(nbytes, what):
+    """Fail in one line, before allocating, when `what` needs more memory than is available."""
+    avail = available_memory()
+    if avail is not None and nbytes > avail:
+        raise ValueError(f"{what} needs {nbytes / 2**30:.3g} GiB; {avail / 2**30:.3g} GiB are available")

@@ -49,3 +49,27 @@ def test_ssvm_predict_on_a_model_bomb(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("ssvm-predict: error: ") and str(model) in err
     assert not (tmp_path / "out").exists()
+
+
+def _run_measured(args):
+    """(exit code, stderr, wall seconds, peak RSS in MB) of a child process."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    t = time.perf_counter()
+    r = subprocess.run(args, capture_output=True, text=True, timeout=120)
+    seconds = time.perf_counter() - t
+    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return r.returncode, r.stderr, seconds, max(peak, before) / 1024
+
+
+def test_feature_index_bomb_fails_fast_with_one_line(tmp_path):
+    """A 3-line file with feature index 2147483646 asked for 32 GiB and died with a MemoryError
+    traceback. Now: one line naming the file and the sizes, within 1 s and 100 MB of a run that
+    only imports the CLI (the import of numpy/scipy/scikit-learn is most of both)."""
+    data = tmp_path / "bomb.svm"
+    data.write_text("1 2147483646:1\n2 1:1\n1 3:1\n")
+    base = _run_measured([sys.executable, "-c", "import ssvmlinear.cli"])
+    code, err, seconds, mb = _run_measured([sys.executable, "-c", "import sys; from ssvmlinear.cli import train_main; "
+                                            "sys.exit(train_main(sys.argv[1:]))", "-q", str(data), str(tmp_path / "m")])
+    assert code == 1 and err.count("\n") == 1 and str(data) in err and "GiB" in err and "Traceback" not in err
+    assert seconds - base[2] < 1.0 and mb - base[3] < 100
+    assert not (tmp_path / "m").exists()
