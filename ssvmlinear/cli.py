@@ -3,6 +3,7 @@ import sys
 import warnings
 
 import numpy as np
+import scipy.sparse as sp
 
 from .base import SOLVER_TYPES, AVAILABLE
 from .exceptions import ConvergenceWarning
@@ -212,6 +213,11 @@ def train_main(argv=None):
             raise ValueError(f"{train_file}: structure '{detected}' is not available in this version")
         X, y = data[0], data[1]
         lengths = data[2] if detected == "chain" else None
+        if detected == "multilabel":
+            # column j of the loaded Y is label value j: train over the labels that occur (a label
+            # 2000000000 must not ask for two billion columns)
+            label_values, cols = np.unique(y.indices, return_inverse=True)
+            y = sp.csr_matrix((y.data, cols.astype(np.int32), y.indptr), shape=(y.shape[0], len(label_values)))
         bias = opts.get("B", -1.0)
         common = dict(C=opts.get("c", 1.0), solver=solver, loss=loss, tol=opts.get("e"),
                       max_iter=opts.get("m", 1000), fit_intercept=bias > 0,
@@ -252,6 +258,8 @@ def train_main(argv=None):
                 est.fit(X, y) if lengths is None else est.fit(X, y, lengths)
             except ValueError as e:   # the data's problem: name the file it came from
                 raise ValueError(f"{train_file}: {e}") from None
+            if detected == "multilabel":
+                est.classes_ = label_values[est.classes_]
         if not quiet:
             _say(training_summary(est))
         save_model(est, model_file)
@@ -334,12 +342,10 @@ def _predict_multilabel(model, test_file, output_file, quiet):
     if not quiet:
         # column j of Y is the label value j: map it to the model's column of that label
         index = {c: k for k, c in enumerate(names)}
-        cols = []
-        for j in range(Y.shape[1]):
-            cols.append(index.setdefault(format_label(j), len(index)))
-        cols = np.asarray(cols, dtype=np.int64)
+        occurring, at = np.unique(Y.indices, return_inverse=True)   # never a loop over all label values
+        cols = np.array([index.setdefault(format_label(j), len(index)) for j in occurring.tolist()], dtype=np.int64)
         K = len(index)
-        Yt = sp.csr_matrix((np.ones(Y.nnz, dtype=np.int32), cols[Y.indices], Y.indptr), shape=(Y.shape[0], K))
+        Yt = sp.csr_matrix((np.ones(Y.nnz, dtype=np.int32), cols[at], Y.indptr), shape=(Y.shape[0], K))
         Pt = sp.csr_matrix((P.data, P.indices, P.indptr), shape=(P.shape[0], K))
         for line in multilabel_report(Yt, Pt):
             _say(line)

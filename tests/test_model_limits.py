@@ -73,3 +73,29 @@ def test_feature_index_bomb_fails_fast_with_one_line(tmp_path):
     assert code == 1 and err.count("\n") == 1 and str(data) in err and "GiB" in err and "Traceback" not in err
     assert seconds - base[2] < 1.0 and mb - base[3] < 100
     assert not (tmp_path / "m").exists()
+
+
+def test_multilabel_label_bomb_trains_over_the_labels_that_occur(tmp_path):
+    """A multi-label label 2000000000 asked for 14.9 GiB (a column per label value)."""
+    text = "2000000000 1:1\n1,2 2:1\n1 2:1 3:0.5\n2000000000,2 1:1 2:1\n"
+    run = [sys.executable, "-c", "import sys; from ssvmlinear.cli import train_main, predict_main; "
+           "sys.exit((train_main if sys.argv[1] == 't' else predict_main)(sys.argv[2:]))"]
+
+    def limit():   # a regression must fail here, not take the machine's memory
+        resource.setrlimit(resource.RLIMIT_AS, (3 * 2**30, 3 * 2**30))
+
+    def train_predict(name, text):
+        data, model, pred = tmp_path / f"{name}.svm", tmp_path / f"{name}.model", tmp_path / f"{name}.pred"
+        data.write_text(text)
+        outs = []
+        for argv in (["t", "-q", "-B", "1", str(data), str(model)], ["p", str(data), str(model), str(pred)]):
+            r = subprocess.run(run + argv, preexec_fn=limit, capture_output=True, text=True, timeout=120)
+            assert r.returncode == 0, r.stderr
+            outs.append(r.stdout)
+        return model.read_text(), pred.read_text(), outs[1]
+
+    model, pred, report = train_predict("big", text)
+    # the same problem with the label called 3: the same model, predictions and measures
+    model3, pred3, report3 = train_predict("small", text.replace("2000000000", "3"))
+    assert "label 1 2 2000000000\n" in model and model.replace("2000000000", "3") == model3
+    assert pred.replace("2000000000", "3") == pred3 and report == report3
