@@ -202,7 +202,6 @@ def train_main(argv=None):
         data = load_svmlight_file(train_file, zero_based=False, kind=kind)
         detected = "multiclass"
         if structure == "auto":
-            import scipy.sparse as sp
             if len(data) == 3:
                 detected = "chain"
             elif sp.issparse(data[1]) or np.ndim(data[1]) == 2:
@@ -333,7 +332,6 @@ def multilabel_report(Y, P):
 def _predict_multilabel(model, test_file, output_file, quiet):
     """Label sets of a multi-label test file; measures over the model's labels plus any label of
     the file the model does not know (always missed)."""
-    import scipy.sparse as sp
     X, Y = load_svmlight_file(test_file, zero_based=False, kind="multilabel")
     P = sp.csr_matrix(model.predict(match_columns(X, model.n_features_in_)))
     names = [format_label(c) for c in model.classes_]
