@@ -29,11 +29,8 @@ class _StderrHandler(logging.StreamHandler):
     """Progress on stderr when nothing else is configured; a closed stream (`| head`) never
     stops training."""
 
-    def __init__(self):
-        super().__init__()   # sys.stderr at emit time (so pytest's capture and redirections see it)
-
     @property
-    def stream(self):
+    def stream(self):   # sys.stderr at emit time (so redirections and pytest's capture see it)
         return sys.stderr
 
     @stream.setter

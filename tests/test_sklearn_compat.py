@@ -152,16 +152,20 @@ def _manual_grid(make, Cs, splits, fit, score):
     return means
 
 
-def test_multiclass_grid_search_cross_val_score_pipeline():
-    X, y = random_multiclass(n=90, d=8, K=3, seed=4)
-    cv = KFold(3, shuffle=True, random_state=0)
-    Cs = [0.01, 0.1, 10.0]
-    gs = GridSearchCV(MulticlassSSVM(), {"C": Cs}, cv=cv).fit(X, y)
-    splits = list(cv.split(X))
-    ref = _manual_grid(lambda C: MulticlassSSVM(C=C), Cs, splits,
+def _assert_grid_search_matches_manual(estimator_class, X, y, cv, Cs):
+    """GridSearchCV over C gives the scores and the choice of a manual loop over the same folds."""
+    gs = GridSearchCV(estimator_class(), {"C": Cs}, cv=cv).fit(X, y)
+    ref = _manual_grid(lambda C: estimator_class(C=C), Cs, list(cv.split(X)),
                        lambda e, tr: e.fit(X[tr], y[tr]), lambda e, te: e.score(X[te], y[te]))
     np.testing.assert_allclose(gs.cv_results_["mean_test_score"], ref)
     assert gs.best_params_ == {"C": Cs[int(np.argmax(ref))]}
+
+
+def test_multiclass_grid_search_cross_val_score_pipeline():
+    X, y = random_multiclass(n=90, d=8, K=3, seed=4)
+    cv = KFold(3, shuffle=True, random_state=0)
+    _assert_grid_search_matches_manual(MulticlassSSVM, X, y, cv, [0.01, 0.1, 10.0])
+    splits = list(cv.split(X))
     scores = cross_val_score(make_pipeline(MaxAbsScaler(), MulticlassSSVM(C=0.1)), X, y, cv=cv)
     Xs = MaxAbsScaler().fit(X).transform(X)
     np.testing.assert_allclose(scores, [MulticlassSSVM(C=0.1).fit(MaxAbsScaler().fit(X[tr]).transform(X[tr]), y[tr])
@@ -174,13 +178,8 @@ def test_multilabel_grid_search_cross_val_score_pipeline():
     X = sp.random(80, 8, density=0.5, random_state=2, format="csr")
     Y = (X @ rng.standard_normal((8, 4)) > 0.2).astype(int)
     cv = KFold(4, shuffle=True, random_state=1)
-    Cs = [0.01, 1.0]
-    gs = GridSearchCV(MultiLabelSSVM(), {"C": Cs}, cv=cv).fit(X, Y)
+    _assert_grid_search_matches_manual(MultiLabelSSVM, X, Y, cv, [0.01, 1.0])
     splits = list(cv.split(X))
-    ref = _manual_grid(lambda C: MultiLabelSSVM(C=C), Cs, splits,
-                       lambda e, tr: e.fit(X[tr], Y[tr]), lambda e, te: e.score(X[te], Y[te]))
-    np.testing.assert_allclose(gs.cv_results_["mean_test_score"], ref)
-    assert gs.best_params_ == {"C": Cs[int(np.argmax(ref))]}
     pipe = make_pipeline(MaxAbsScaler(), MultiLabelSSVM(C=1.0))
     scores = cross_val_score(pipe, X, Y, cv=cv)
     np.testing.assert_allclose(scores, [clone(pipe).fit(X[tr], Y[tr]).score(X[te], Y[te]) for tr, te in splits])
