@@ -110,8 +110,10 @@ class StructuredSSVM(BaseEstimator):
     def _tol(self):
         return float(self.tol) if self.tol is not None else DEFAULT_TOL[self._solver_name]
 
-    def _solve(self, structure, Cs, warm_key):
-        from .solvers import fit_sdm, fit_sdcd, fit_cutting_plane, fit_pegasos
+    def _solve(self, structure, Cs, warm_key, primal=None):
+        """Runs the solver; primal: callable(w) -> the LSE primal objective over all labels, where
+        the estimator can evaluate it (LSE-SDCD checks its gap with it)."""
+        from .solvers import fit_sdm, fit_sdcd, fit_cutting_plane, fit_pegasos, GAP_TOL
         from .utils import check_random_seed, check_memory
         # the solvers keep dense vectors of the weight dimension (weights, dual sums; the cutting
         # plane's constraints): refuse before allocating what the machine cannot hold
@@ -124,11 +126,13 @@ class StructuredSSVM(BaseEstimator):
         args = (structure, Cs, self._tol(), int(self.max_iter), check_random_seed(self.random_state))
         kw = dict(verbose=self.verbose, callback=self.callback, estimator=self, state=state,
                   keep_state=bool(self.warm_start))
+        # tol=None: the solver's rule at its default tolerance and a relative duality gap <= 1%
+        gap_tol = GAP_TOL if self.tol is None else None
         exact = bool(getattr(self, "exact_violators", False))
         if self._solver_name == "sdm":
-            res = fit_sdm(*args, n_jobs=self.n_jobs, oracle_batch=int(self.oracle_batch), **kw)
+            res = fit_sdm(*args, n_jobs=self.n_jobs, oracle_batch=int(self.oracle_batch), gap_tol=gap_tol, **kw)
         elif self._solver_name == "sdcd":
-            res = fit_sdcd(*args, exact_violators=exact, **kw)
+            res = fit_sdcd(*args, exact_violators=exact, gap_tol=gap_tol, primal=primal, **kw)
         elif self._solver_name == "pegasos":
             res = fit_pegasos(*args, loss=self.loss, search=self.search, batch_size=int(self.batch_size),
                               average=bool(self.average), projection=bool(self.projection),
@@ -136,7 +140,7 @@ class StructuredSSVM(BaseEstimator):
         else:
             res = fit_cutting_plane(*args, lse=self.loss == "lse", n_jobs=self.n_jobs, exact_violators=exact,
                                     loss=self.loss if self.loss != "lse" else "margin",
-                                    search=getattr(self, "search", "hull"), **kw)
+                                    search=getattr(self, "search", "hull"), gap_tol=gap_tol, **kw)
         self.n_oracle_passes_ = getattr(res, "n_oracle_passes", None)
         self.oracle_seconds_ = getattr(res, "oracle_seconds", None)
         self.train_seconds_ = getattr(res, "train_seconds", None)

@@ -8,9 +8,32 @@ from sklearn.utils.validation import _check_sample_weight
 
 from .base import StructuredSSVM, SOLVERS, COMMON_CONSTRAINTS
 from .utils import check_csr, class_weight_vector
-from .solvers import warn_if_gap_large
 from ._kernels.dataset import CSRDataset
 from ._kernels.multiclass import MulticlassStructure
+
+
+# Rows per block of the LSE primal: blocks of 2^22 scores (32 MB), never an n x K array.
+SCORE_BLOCK = 1 << 22
+
+
+def lse_primal(X, y_idx, Cs, w, bias):
+    """1/2 |w|^2 + sum_i C_i sum_{k != y_i} max(0, 1 + s_ik - s_iy_i), s = x W (+ bias row): the
+    multiclass LSE primal at the flat weights w (n_features (+1) rows of K), in blocks of rows."""
+    n, d = X.shape
+    W = w.reshape(d + (1 if bias > 0 else 0), -1)
+    Wx, K = np.ascontiguousarray(W[:d]), W.shape[1]
+    b = bias * W[d] if bias > 0 else np.zeros(K)
+    rows = max(1, SCORE_BLOCK // K)
+    total = 0.0
+    for s in range(0, n, rows):
+        e = min(n, s + rows)
+        S = np.asarray(X[s:e] @ Wx)
+        S += b
+        own = S[np.arange(e - s), y_idx[s:e]].copy()
+        S += 1.0 - own[:, None]
+        np.maximum(S, 0.0, out=S)
+        total += float(Cs[s:e] @ S.sum(axis=1)) - float(Cs[s:e].sum())   # the own class adds 1 each
+    return 0.5 * float(np.dot(w, w)) + total
 
 
 class MulticlassSSVM(ClassifierMixin, StructuredSSVM):
@@ -112,17 +135,14 @@ class MulticlassSSVM(ClassifierMixin, StructuredSSVM):
         Cs = self.C * sample_weight * class_weight_vector(self.class_weight, classes, y_idx)[y_idx]
         bias = float(self.intercept_scaling) if self.fit_intercept else -1.0
         structure = MulticlassStructure(CSRDataset(X, bias), y_idx, classes.shape[0])
-        w = self._solve(structure, Cs, ("multiclass", self._solver_name, self.loss, X.shape, bias, tuple(classes.tolist())))
+        # the LSE primal sums over all K classes (the solvers' own primal covers their working sets)
+        primal = (lambda w: lse_primal(X, y_idx, Cs, w, bias)) if self.loss == "lse" else None
+        w = self._solve(structure, Cs, ("multiclass", self._solver_name, self.loss, X.shape, bias, tuple(classes.tolist())),
+                        primal=primal)
         self._set_weights(w, X.shape[1], classes, bias)
-        if self.loss == "lse":  # the LSE primal sums over all K classes: O(nK), cheap here
-            S = self._scores(X)
-            rows = np.arange(X.shape[0])
-            hinge = np.maximum(0.0, 1.0 + S - S[rows, y_idx][:, None])
-            hinge[rows, y_idx] = 0.0
-            self.objective_ = 0.5 * float(np.dot(w, w)) + float(Cs @ hinge.sum(axis=1))
+        if self.loss == "lse" and self._solver_name != "sdcd":
+            self.objective_ = primal(w)
             self.gap_ = self.objective_ - self.dual_objective_
-            if self._solver_name == "sdcd":
-                warn_if_gap_large("LSE-SDCD", self.objective_, self.dual_objective_)
         return self
 
     def _set_weights(self, w, n_features, classes, bias):

@@ -65,6 +65,21 @@ def warn_if_unfinished(solver_name, interrupted, hit_max_iter, max_iter, rule):
 
 # A fit whose duality gap exceeds this fraction of its primal objective is far from its optimum.
 GAP_WARN = 0.05
+# Default fits (tol=None) stop only when, besides their own rule at its default tolerance, the
+# relative duality gap (primal - dual) / primal is at most this: a rule stated per example or in
+# absolute terms (LSE-SDCD's dual changes at small C, the cutting plane's eps * sum_i C_i at
+# large n) can otherwise fire far from the optimum.
+GAP_TOL = 0.01
+
+
+# Once the gap check has failed, it is repeated every this many oracle passes too (a tightened rule
+# may need many more passes than the gap does, as SDM's at large C).
+GAP_CHECK_EVERY = 10
+
+
+def gap_too_large(primal, dual, gap_tol):
+    """Whether a default fit whose own rule fired must go on: relative gap above gap_tol."""
+    return gap_tol is not None and primal - dual > gap_tol * max(abs(primal), 1e-300)
 
 
 def warn_if_gap_large(solver_name, primal, dual):
@@ -83,12 +98,16 @@ class FitResult:
 
 
 def fit_sdm(structure, Cs, tol, max_iter, seed, verbose=0, callback=None, estimator=None,
-            state=None, keep_state=False, monitor_primal=False, n_jobs=None, oracle_batch=1):
+            state=None, keep_state=False, monitor_primal=False, n_jobs=None, oracle_batch=1,
+            gap_tol=None):
     """Sequential dual method (see _kernels/sdm.pyx).
 
     Stopping rule: a type-I pass (loss-augmented oracle on every example) in which the maximal
     KKT violation max_y H_i(y) - min_{alpha_i(y)>0} H_i(y) over all examples is <= tol (LIBLINEAR
-    -s 4's rule). max_iter bounds the number of passes (type-I and type-II). The primal objective
+    -s 4's rule). With gap_tol (the estimators' default fit), the relative duality gap must also be
+    <= gap_tol, checked with one oracle pass when the rule fires; while it is not, tol is divided
+    by 10 and the gap is checked again when that rule fires or every GAP_CHECK_EVERY outer
+    iterations. max_iter bounds the number of passes (type-I and type-II). The primal objective
     curve costs one oracle pass, so it is recorded after each type-I pass when verbose >= 2, a
     callback or monitor_primal asks for it (NaN otherwise); the dual curve after every pass.
 
@@ -129,10 +148,13 @@ def fit_sdm(structure, Cs, tol, max_iter, seed, verbose=0, callback=None, estima
     primal_curve, dual_curve, timestamps = [], [], []
     passes = outer = 0
     converged = interrupted = stopped_by_user = False
+    primal = np.nan
+    gap_checks = 0
     t0 = time.perf_counter()
     try:
         try:
             while passes < max_iter:
+                primal = np.nan
                 viol = solver.run_pass(True, inner_tol, batch)
                 passes += 1
                 outer += 1
@@ -144,9 +166,16 @@ def fit_sdm(structure, Cs, tol, max_iter, seed, verbose=0, callback=None, estima
                     primal_txt = f" primal {primal_curve[-1]:.10g}" if monitor_primal else ""
                     log_progress(f"[sdm] iter {outer:4d} passes {passes:5d} violation {viol:.3e}{primal_txt} "
                                  f"dual {dual:.10g} time {timestamps[-1]:.2f}s")
-                if viol <= tol:
-                    converged = True
-                    break
+                if viol <= tol or (gap_checks and (monitor_primal or outer % GAP_CHECK_EVERY == 0)):
+                    primal = primal_curve[-1] if monitor_primal else solver.primal()
+                    gap_checks += 1
+                    if not gap_too_large(primal, dual, gap_tol):
+                        converged = True
+                        break
+                    if viol <= tol:
+                        tol, inner_tol = 0.1 * tol, 0.1 * inner_tol
+                    if verbose:
+                        log_progress(f"[sdm] relative gap {(primal - dual) / primal:.3g} > {gap_tol}: tol {tol:.3g}")
                 if callback is not None and callback(estimator) is False:
                     stopped_by_user = True
                     break
@@ -162,14 +191,15 @@ def fit_sdm(structure, Cs, tol, max_iter, seed, verbose=0, callback=None, estima
                         break
         except KeyboardInterrupt:
             interrupted = True
-        primal = solver.primal()
+        if not converged:   # (a converged fit has just evaluated it)
+            primal = solver.primal()
     finally:
         if helpers is not None:
             solver.stop_helpers()
             for _ in helpers:
                 pass
     warn_if_unfinished("SDM", interrupted, not converged and passes >= max_iter, max_iter,
-                       f"the KKT violation fell to tol={tol}")
+                       f"the KKT violation fell to tol={tol:.3g}")
     dual = solver.dual()
     if not (interrupted or stopped_by_user):
         warn_if_gap_large("SDM", primal, dual)
@@ -183,24 +213,36 @@ def fit_sdm(structure, Cs, tol, max_iter, seed, verbose=0, callback=None, estima
 
 
 def fit_sdcd(structure, Cs, tol, max_iter, seed, verbose=0, callback=None, estimator=None,
-             state=None, keep_state=False, kappa1=10, kappa2=5, exact_violators=False):
+             state=None, keep_state=False, kappa1=10, kappa2=5, exact_violators=False,
+             gap_tol=None, primal=None):
     """LSE-SDCD (_kernels/sdcd.pyx), with the loop schedule of Alg. 2: type-I passes (oracle) until
     pass kappa1, then type-II passes (working sets only) with a type-I pass every kappa2 passes.
 
     Stopping rule (the paper's, scaled with C): a type-I pass in which no example's sum of squared
-    dual changes divided by C_i exceeds tol (deltathresh, 1e-4 in the paper, where C = 1).
-    max_iter bounds the number of passes.
+    dual changes divided by C_i exceeds tol (deltathresh, 1e-4 in the paper, where C = 1). With
+    gap_tol (the estimators' default fit), the relative duality gap must also be <= gap_tol when
+    the rule fires; while it is not, tol is divided by 10 and the gap is checked again when that
+    rule fires or every GAP_CHECK_EVERY type-I passes (at C_i <= tol the rule alone fires after
+    the first pass, whatever the gap). max_iter bounds the number of passes.
+
+    primal: callable(w) -> the LSE primal objective at w (the multiclass estimator sums over all
+    classes); default the primal of the problem restricted to the working sets V_i (OP5, whose
+    dual is the solver's), which is what chains and multi-label report.
     """
     solver = SDCDSolver(structure, Cs, seed, exact_violators)
     if state is not None:
         solver.set_state(state, Cs)
+    primal_of = (lambda: primal(solver.coef)) if primal is not None else solver.restricted_primal
     dual_curve, timestamps = [], []
     passes = 0
     get_max_y = True
-    converged = interrupted = False
+    converged = interrupted = stopped_by_user = False
+    P = np.nan
+    type1 = gap_checks = 0
     t0 = time.perf_counter()
     try:
         while passes < max_iter:
+            P = np.nan
             changed, vmax = solver.run_pass(get_max_y, tol)
             dual_curve.append(solver.dual())
             timestamps.append(time.perf_counter() - t0)
@@ -208,23 +250,36 @@ def fit_sdcd(structure, Cs, tol, max_iter, seed, verbose=0, callback=None, estim
                 log_progress(f"[sdcd] pass {passes:5d} {'type-I ' if get_max_y else 'type-II'} changed {changed:7d} "
                              f"max change {vmax:.3e} dual {dual_curve[-1]:.10g} time {timestamps[-1]:.2f}s")
             if get_max_y:
-                if changed == 0:
-                    converged = True
-                    passes += 1
-                    break
+                type1 += 1
+                if changed == 0 or (gap_checks and type1 % GAP_CHECK_EVERY == 0):
+                    P = primal_of()
+                    gap_checks += 1
+                    if not gap_too_large(P, dual_curve[-1], gap_tol):
+                        converged = True
+                        passes += 1
+                        break
+                    if changed == 0:
+                        tol *= 0.1
+                    if verbose:
+                        log_progress(f"[sdcd] relative gap {(P - dual_curve[-1]) / P:.3g} > {gap_tol}: tol {tol:.3g}")
                 if passes >= kappa1:
                     get_max_y = False
             elif (passes - kappa1) % kappa2 == 0:
                 get_max_y = True
             passes += 1
             if callback is not None and callback(estimator) is False:
+                stopped_by_user = True
                 break
     except KeyboardInterrupt:
         interrupted = True
     warn_if_unfinished("LSE-SDCD", interrupted, not converged and passes >= max_iter, max_iter,
-                       f"its stopping rule (tol={tol})")
+                       f"its stopping rule (tol={tol:.3g})")
     dual = solver.dual()
-    return FitResult(w=solver.coef.copy(), primal=np.nan, dual=dual, gap=np.nan, n_iter=passes,
+    if not converged:   # (a converged fit has just evaluated it)
+        P = primal_of()
+    if not (interrupted or stopped_by_user):
+        warn_if_gap_large("LSE-SDCD", P, dual)
+    return FitResult(w=solver.coef.copy(), primal=P, dual=dual, gap=P - dual, n_iter=passes,
                      n_outer=passes, converged=converged, n_oracle_calls=solver.n_oracle_calls,
                      objective_curve=np.full(len(dual_curve), np.nan), dual_curve=np.array(dual_curve),
                      timestamps=np.array(timestamps), working_set_size=int(solver.working_set_sizes().sum()),
@@ -244,7 +299,8 @@ CP_MAX_TYPE2 = 5
 def fit_cutting_plane(structure, Cs, tol, max_iter, seed=0, verbose=0, callback=None, estimator=None,
                       state=None, keep_state=False, lse=False, n_jobs=None, cache_size=10,
                       inactive_after=50, qp_tol=1e-10, exact_violators=False, loss="margin",
-                      search="hull", max_calls=50, init_caches=None, oracle=True, max_type2=None):
+                      search="hull", max_calls=50, init_caches=None, oracle=True, max_type2=None,
+                      gap_tol=None):
     """One-slack cutting plane (Joachims, Finley & Yu 2009, with constraint caching) for margin
     rescaling, or Balamurugan et al.'s Alg. 1 for the LSE problem (lse=True).
 
@@ -274,7 +330,10 @@ def fit_cutting_plane(structure, Cs, tol, max_iter, seed=0, verbose=0, callback=
     Stopping rule (svm_struct's epsilon): the most violated constraint, found with the oracle, is
     violated by at most tol * sum_i C_i, i.e. the average slack of an example by at most tol; the
     primal objective is then within tol * sum_i C_i of the optimum (for LSE: of the optimum over
-    the final caches V_i, which is what `primal` reports for LSE). max_iter bounds iterations.
+    the final caches V_i, which is what `primal` reports for LSE). That bound grows with n; with
+    gap_tol (the estimators' default fit) the violation must also be at most gap_tol times the
+    primal objective 1/2 |w|^2 + (the constraint's value), which bounds the relative duality gap
+    of the restricted QP's solution. max_iter bounds iterations.
     """
     from joblib import effective_n_jobs
     from ._kernels.cuttingplane import OneSlackOracle
@@ -347,6 +406,7 @@ def fit_cutting_plane(structure, Cs, tol, max_iter, seed=0, verbose=0, callback=
     best_primal = np.inf
     hsum = np.nan
     since_oracle = 0
+    threshold = tol * budget    # the violation at which the iterations stop (see gap_tol)
     converged = interrupted = stopped_by_user = False
     it = 0
     t0 = time.perf_counter()
@@ -360,12 +420,14 @@ def fit_cutting_plane(structure, Cs, tol, max_iter, seed=0, verbose=0, callback=
                 # type-II: hsum = b - w . a, the constraint's value at w
                 b, hs = orc.cache_pass(w, a)[:2]
                 stats["cache_passes"] += 1
-            if not cached or hs - xi <= tol * budget:
+            if not cached or hs - xi <= threshold:
                 b, hsum = oracle_pass(w)
                 since_oracle = 0
                 if not lse:
                     best_primal = min(best_primal, 0.5 * float(w @ w) + hsum)
-                if hsum - xi <= tol * budget:
+                if gap_tol is not None:
+                    threshold = min(tol * budget, gap_tol * (0.5 * float(w @ w) + hsum))
+                if hsum - xi <= threshold:
                     converged = True
                     break
             xi, dual = qp.add(a, b)
@@ -388,7 +450,7 @@ def fit_cutting_plane(structure, Cs, tol, max_iter, seed=0, verbose=0, callback=
     finally:
         team.__exit__(None, None, None)
     warn_if_unfinished("the cutting plane", interrupted, not converged and it >= max_iter, max_iter,
-                       f"the most violated constraint fell to tol={tol}")
+                       f"the most violated constraint fell to tol={tol:.3g}")
     w = w.copy()
     dual = qp.dual
     if not converged:
@@ -489,7 +551,7 @@ def fit_pegasos(structure, Cs, tol, max_iter, seed, verbose=0, callback=None, es
     finally:
         team.__exit__(None, None, None)
     warn_if_unfinished("Pegasos", interrupted, not converged and epochs >= max_iter, max_iter,
-                       f"its stopping rule (tol={tol})")
+                       f"its stopping rule (tol={tol:.3g})")
     w = solver.weights(bool(average))
     return FitResult(w=w, primal=primal_curve[-1] if primal_curve else np.nan, dual=np.nan, gap=np.nan,
                      n_iter=epochs, n_outer=epochs, converged=converged,
