@@ -21,6 +21,7 @@ cdef class MulticlassStructure(Structure):
         self.n_examples = X.n_rows
         self.n_weights = X.n_cols * n_classes
         self.max_label_len = 1
+        self.cheap_gram = True
 
     def __reduce__(self):
         return (MulticlassStructure, (self.X, np.asarray(self.y), self.n_classes))

@@ -35,6 +35,7 @@ from ssvmlinear._kernels.rng cimport rng_shuffle
 cdef class SDCDSolver(DualSolver):
     cdef double[::1] H
     cdef double[::1] dalpha
+    cdef double[::1] grow_      # one Gram row, computed per step when the working sets keep none
     cdef char[::1] settled     # 1: the last visit found every alpha at a bound its gradient pushes to
     cdef public long long n_kbest_calls
     cdef public long long n_updates
@@ -64,6 +65,7 @@ cdef class SDCDSolver(DualSolver):
         cdef Py_ssize_t c
         cdef double *alpha
         cdef double *G
+        cdef double *row = &self.grow_[0]
         cdef double *Hlast
         cdef int *labels
         cdef const int *act
@@ -120,7 +122,11 @@ cdef class SDCDSolver(DualSolver):
             self.dalpha[a] = 0.0
         for a in range(na):
             k = act[a]
-            gkk = G[k * c + k]
+            if G != NULL:
+                gkk = G[k * c + k]
+            else:   # the structure's Gram is cheap: row k over the active members, now
+                self.st.gram_row(i, labels + a * L, labels, na, row, &self.work[0])
+                gkk = row[a]
             if gkk > 1e-300:
                 a_new = alpha[k] + self.H[a] / gkk                 # (IV.6)
             else:
@@ -135,8 +141,12 @@ cdef class SDCDSolver(DualSolver):
             alpha[k] = a_new
             self.dalpha[a] += delta
             change += delta * delta / C
-            for j in range(na):
-                self.H[j] -= delta * G[k * c + act[j]]
+            if G != NULL:
+                for j in range(na):
+                    self.H[j] -= delta * G[k * c + act[j]]
+            else:
+                for j in range(na):
+                    self.H[j] -= delta * row[j]
             self.n_updates += 1
         self.st.update_many(w, i, &self.dalpha[0], labels, na, &self.work[0])  # (IV.7)
         # Shrinking of examples: one whose variables all sit at the bound their gradient pushes
@@ -185,8 +195,33 @@ cdef class SDCDSolver(DualSolver):
             raise MemoryError("SDCD working sets")
         return changed, vmax
 
+    def restricted_primal(self):
+        """1/2 ||w||^2 + sum_i C_i sum_{y in V_i} max(0, Delta(y, y_i) - w . dphi_i(y)): the primal of
+        the problem over the working sets (OP5), whose dual is dual()."""
+        cdef Py_ssize_t i, k, n_i, cap_needed = 0
+        cdef double v, s_i, s = 0.0
+        for i in range(self.n):
+            if self.ws.size[i] > cap_needed:
+                cap_needed = self.ws.size[i]
+        if cap_needed > self.H.shape[0]:
+            self._grow_scratch(2 * cap_needed)
+        with nogil:
+            for i in range(self.n):
+                n_i = self.ws.size[i]
+                if self.Cs[i] <= 0.0 or n_i == 0:
+                    continue
+                self.st.margins(&self.w[0], i, self.ws.labels(i), <int>n_i, &self.H[0], &self.work[0], False)
+                s_i = 0.0
+                for k in range(n_i):
+                    v = self.H[k] + self.ws.loss(i)[k]
+                    if v > 0.0:
+                        s_i += v
+                s += self.Cs[i] * s_i
+        return 0.5 * float(np.dot(self.w, self.w)) + s
+
     def _grow_scratch(self, Py_ssize_t m):
         self.H = np.zeros(m)
         self.dalpha = np.zeros(m)
+        self.grow_ = np.zeros(m)
         self.active = np.zeros(m, dtype=np.int32)
         self.glabels = np.zeros(m * max(self.st.max_label_len, 1), dtype=np.int32)

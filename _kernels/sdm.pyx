@@ -79,6 +79,7 @@ cdef enum:
 cdef class SDMSolver(DualSolver):
     cdef double *H
     cdef double *dalpha
+    cdef double *rows      # two Gram rows (up, down) when the working sets keep none
     cdef char *flags
     cdef Py_ssize_t scratch_cap
     cdef public long long n_smo_steps
@@ -112,6 +113,7 @@ cdef class SDMSolver(DualSolver):
         self.H = NULL
         self.dalpha = NULL
         self.flags = NULL
+        self.rows = NULL
         self.scratch_cap = 0
         self.sync_ready = False
         if ssvm_mutex_init(&self.mu) != 0:
@@ -148,6 +150,7 @@ cdef class SDMSolver(DualSolver):
         free(self.H)
         free(self.dalpha)
         free(self.flags)
+        free(self.rows)
         if self.sync_ready:
             ssvm_mutex_destroy(&self.mu)
             ssvm_cond_destroy(&self.cv_work)
@@ -172,6 +175,10 @@ cdef class SDMSolver(DualSolver):
         if f == NULL:
             return -1
         self.flags = f
+        d = <double *> realloc(self.rows, 2 * m * sizeof(double))
+        if d == NULL:
+            return -1
+        self.rows = d
         self.scratch_cap = m
         return 0
 
@@ -185,6 +192,8 @@ cdef class SDMSolver(DualSolver):
         cdef Py_ssize_t c
         cdef double *alpha
         cdef double *G
+        cdef double *gu
+        cdef double *gd
         cdef double *H = self.H
         cdef double *dalpha = self.dalpha
         cdef double t0
@@ -212,6 +221,8 @@ cdef class SDMSolver(DualSolver):
         alpha = self.ws.alpha(i)
         G = self.ws.gram(i)
         c = self.ws.cap[i]
+        gu = self.rows
+        gd = self.rows + n
         self.st.margins(w, i, self.ws.labels(i), n, H, &self.work[0], fresh)
         for k in range(n):
             H[k] += self.ws.loss(i)[k]
@@ -232,7 +243,13 @@ cdef class SDMSolver(DualSolver):
                 viol = gap
             if gap <= inner_tol or up == down:
                 break
-            q = G[up * c + up] + G[down * c + down] - 2.0 * G[up * c + down]
+            if G == NULL:   # the structure's Gram is cheap: the two rows, now
+                self.st.gram_row(i, self.ws.label(i, up), self.ws.labels(i), n, gu, &self.work[0])
+                self.st.gram_row(i, self.ws.label(i, down), self.ws.labels(i), n, gd, &self.work[0])
+            else:
+                gu = G + up * c
+                gd = G + down * c
+            q = gu[up] + gd[down] - 2.0 * gu[down]
             delta = gap / q if q > 1e-300 else alpha[down]
             if delta >= alpha[down]:
                 delta = alpha[down]
@@ -243,7 +260,7 @@ cdef class SDMSolver(DualSolver):
             dalpha[up] += delta
             dalpha[down] -= delta
             for k in range(n):
-                H[k] -= delta * (G[up * c + k] - G[down * c + k])
+                H[k] -= delta * (gu[k] - gd[k])
             self.n_smo_steps += 1
         for k in range(n):
             if dalpha[k] != 0.0:

@@ -13,6 +13,9 @@ cdef class Structure:
     cdef readonly Py_ssize_t n_examples
     cdef readonly Py_ssize_t n_weights
     cdef readonly Py_ssize_t max_label_len
+    # gram() costs O(1) (multiclass): the dual solvers' working sets then compute Gram rows when
+    # needed instead of caching |V_i|^2 values per example (K^2 doubles once V_i holds all classes).
+    cdef readonly bint cheap_gram
 
     cdef Py_ssize_t label_len(self, Py_ssize_t i) noexcept nogil
     cdef const int* true_label(self, Py_ssize_t i) noexcept nogil

@@ -21,6 +21,7 @@ cdef class WorkingSets:
     def __init__(self, Structure structure):
         cdef Py_ssize_t i, m
         self.st = structure
+        self.cache_gram = not structure.cheap_gram
         self.work_arr = np.zeros(max(structure.workspace_size(), 1))
         self.work = &self.work_arr[0]
         m = max(structure.n_examples, 1)
@@ -67,7 +68,8 @@ cdef class WorkingSets:
         if new > 1000000:  # a working set this large means something else is wrong; report OOM
             return -1
         cdef Py_ssize_t lints = ((new * L + 1) // 2) * 2
-        cdef double *b = <double *> malloc((lints // 2 + 3 * new + new * new) * sizeof(double))
+        cdef double *b = <double *> malloc((lints // 2 + 3 * new + (new * new if self.cache_gram else 0))
+                                           * sizeof(double))
         if b == NULL:
             return -1
         cdef double *a_new = b + lints // 2
@@ -77,9 +79,10 @@ cdef class WorkingSets:
             memcpy(a_new, self.alpha(i), n * sizeof(double))
             memcpy(a_new + new, self.loss(i), n * sizeof(double))
             memcpy(a_new + 2 * new, self.aux(i), n * sizeof(double))
-            for k in range(n):
-                for j in range(n):
-                    g_new[k * new + j] = self.gram(i)[k * old + j]
+            if self.cache_gram:
+                for k in range(n):
+                    for j in range(n):
+                        g_new[k * new + j] = self.gram(i)[k * old + j]
             free(self.block[i])
         self.block[i] = b
         self.cap[i] = <int> new
@@ -100,9 +103,10 @@ cdef class WorkingSets:
         self.loss(i)[k] = loss
         self.aux(i)[k] = 0.0
         self.size[i] = <int> (k + 1)
-        self.st.gram_row(i, lab + k * L, lab, <int> (k + 1), G + k * c, self.work)
-        for j in range(k):
-            G[j * c + k] = G[k * c + j]
+        if G != NULL:
+            self.st.gram_row(i, lab + k * L, lab, <int> (k + 1), G + k * c, self.work)
+            for j in range(k):
+                G[j * c + k] = G[k * c + j]
         return <int> k
 
     cdef void keep(self, Py_ssize_t i, const char *flags) noexcept nogil:
@@ -122,11 +126,12 @@ cdef class WorkingSets:
                 alpha[kk] = alpha[k]
                 loss[kk] = loss[k]
                 aux[kk] = aux[k]
-            jj = 0
-            for j in range(n):
-                if flags[j]:
-                    G[kk * c + jj] = G[k * c + j]
-                    jj += 1
+            if G != NULL:
+                jj = 0
+                for j in range(n):
+                    if flags[j]:
+                        G[kk * c + jj] = G[k * c + j]
+                        jj += 1
             kk += 1
         self.size[i] = <int> kk
 

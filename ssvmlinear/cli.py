@@ -50,6 +50,7 @@ options:
 	      violated by at most eps * sum_i C_i, i.e. eps per example (svm_struct's -e; default 0.1)
 	-s 4: stop after an epoch whose primal objective changed by at most eps relative
 	      (default 1e-3); -m counts epochs
+	without -e, -s 0-3 also require a relative duality gap (primal - dual) / primal <= 1%
 -B bias : if bias > 0, instance x becomes [x; bias] (a regularised bias); if <= 0, no bias term
 	(default -1)
 -m max_iter : maximal number of passes over the data (default 1000)

@@ -49,11 +49,18 @@ class MulticlassSSVM(ClassifierMixin, StructuredSSVM):
         above; ("sdcd", "lse") LSE-SDCD on the linear-summed-error problem
         1/2 ||W||^2 + sum_i C_i sum_y max(0, Delta(y, y_i) + f(y) - f(y_i)) (the paper's multiclass
         setting of Balamurugan et al.).
-    tol : float > 0 or None (the solver's default). SDM stops after a pass over all examples in
+    tol : float > 0 or None. Each solver's own rule: SDM stops after a pass over all examples in
         which every example's KKT violation (max_y H_i(y) - min over labels with positive dual
-        weight of H_i) is <= tol, H_i(y) = Delta(y, y_i) + f(y) - f(y_i); default 0.1 (LIBLINEAR's).
-        LSE-SDCD stops after an oracle pass in which no example's squared dual change exceeds tol;
-        default 1e-4 (the paper's).
+        weight of H_i) is <= tol, H_i(y) = Delta(y, y_i) + f(y) - f(y_i) (LIBLINEAR's; 0.1).
+        LSE-SDCD stops after an oracle pass in which no example's sum of squared dual changes,
+        divided by C_i, exceeds tol (the paper's; 1e-4). The cutting plane stops when the most
+        violated one-slack constraint is violated by at most tol * sum_i C_i (svm_struct's; 0.1).
+        Pegasos stops after an epoch that changed the primal objective by at most tol relative
+        (1e-3). None (default): the rule at its default tol *and* a relative duality gap
+        (objective_ - dual_objective_) / objective_ <= 1% (solvers.GAP_TOL), at any n and C: these
+        rules alone can stop far from the optimum (LSE-SDCD at C <= tol after one pass; the cutting
+        plane when tol * sum_i C_i exceeds the objective). Pegasos has no dual: its rule only.
+        A fit that stops with a relative gap above 5% warns (ConvergenceWarning).
     max_iter : int, maximal number of passes over the data.
     fit_intercept : bool. Adds a bias feature of value ``intercept_scaling`` (regularised, as in
         LIBLINEAR ``-B`` and scikit-learn's LinearSVC).
@@ -73,6 +80,13 @@ class MulticlassSSVM(ClassifierMixin, StructuredSSVM):
         inferences of blocks of oracle_batch examples at the block's starting weights (in n_jobs
         threads), then update the block's examples one by one. 1 is the plain sequential method;
         larger blocks take more passes (stale weights within a block) to the same optimum.
+
+    Memory: the CSR data (never densified), a few vectors of the weight dimension
+    (n_features x n_classes doubles), and the dual working sets: per member 28 bytes (label, dual
+    variable, loss and one solver value), by doubling capacity; multiclass working sets keep no
+    Gram matrix (its entries cost O(1)). SDM's sets stay small (margin rescaling); LSE-SDCD's hold
+    every class that violates, up to all K classes at small C (28 n K bytes). The LSE objective
+    is evaluated in blocks of rows (32 MB of scores), never as an n x K array.
 
     Attributes
     ----------

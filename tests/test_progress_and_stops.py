@@ -78,3 +78,76 @@ def test_progress_without_logging_setup_goes_to_stderr_and_survives_a_closed_pip
     p.stderr.close()
     out = p.stdout.read()
     assert p.wait() == 0 and out.startswith("done")
+
+
+# ---------------------------------------------------------------- relative stopping (item 4)
+
+def relative_gap(clf):
+    return (clf.objective_ - clf.dual_objective_) / clf.objective_
+
+
+def test_sdcd_default_reaches_a_small_relative_gap_at_small_C():
+    # At C_i <= tol the paper's rule (squared dual changes / C_i <= tol) fires after the first pass,
+    # whatever the gap: the default fit must go on to a 1% relative gap, without a warning.
+    X, y = planted(n=300, d=40, K=6, seed=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        clf = MulticlassSSVM(C=1e-5, solver="sdcd", loss="lse", fit_intercept=False).fit(X, y)
+    assert clf.n_iter_ > 1
+    assert 0 <= relative_gap(clf) <= 0.01
+    # an explicit tol keeps the paper's rule, and says how far from the optimum it stopped
+    with pytest.warns(ConvergenceWarning, match="relative duality gap"):
+        early = MulticlassSSVM(C=1e-5, solver="sdcd", loss="lse", fit_intercept=False, tol=1e-4).fit(X, y)
+    assert early.n_iter_ == 1 and relative_gap(early) > 0.5
+
+
+def test_cutting_plane_default_gap_is_relative_not_eps_times_sum_of_C():
+    # eps * sum_i C_i exceeds the whole objective here: the rule alone stops with a large gap.
+    X, y = planted(n=1500, d=60, K=5, seed=4)
+    clf = MulticlassSSVM(C=0.05, solver="cutting-plane", fit_intercept=False).fit(X, y)
+    assert relative_gap(clf) <= 0.011
+    with pytest.warns(ConvergenceWarning, match="relative duality gap"):
+        MulticlassSSVM(C=0.05, solver="cutting-plane", fit_intercept=False, tol=0.1).fit(X, y)
+
+
+def test_sdm_default_reaches_a_small_relative_gap_at_large_C():
+    X, y = planted(n=90, d=8, K=3, seed=5)
+    clf = MulticlassSSVM(C=10.0).fit(X, y)
+    assert 0 <= relative_gap(clf) <= 0.01
+
+
+def test_multiclass_lse_primal_in_blocks_matches_the_dense_formula(monkeypatch):
+    from ssvmlinear import multiclass
+    X, y = planted(n=57, d=9, K=4, seed=6)
+    rng = np.random.default_rng(0)
+    Cs = rng.uniform(0.5, 2.0, X.shape[0])
+    for bias in (-1.0, 1.5):
+        w = rng.normal(size=(X.shape[1] + (bias > 0)) * 4)
+        W = w.reshape(-1, 4)
+        S = X @ W[:X.shape[1]] + (bias * W[-1] if bias > 0 else 0.0)
+        H = np.maximum(0.0, 1.0 + S - S[np.arange(len(y)), y][:, None])
+        H[np.arange(len(y)), y] = 0.0
+        expected = 0.5 * w @ w + Cs @ H.sum(axis=1)
+        monkeypatch.setattr(multiclass, "SCORE_BLOCK", 4 * 5)      # blocks of 5 rows, the last one short
+        assert multiclass.lse_primal(X, y, Cs, w, bias) == pytest.approx(expected, rel=1e-12)
+
+
+def test_sdcd_restricted_primal_is_the_primal_over_the_working_sets():
+    # LSE-SDCD on chains reports the primal of OP5 (the problem over its working sets); recompute it
+    # from the final working sets with the structure's margins and losses.
+    from test_chain_oracles import random_chain_problem
+    from ssvmlinear.solvers import fit_sdcd
+    st, _, _, lengths, _ = random_chain_problem(7, n_seq=6, max_T=4, K=3, d=5)
+    Cs = np.full(st.n_examples, 0.7)
+    res = fit_sdcd(st, Cs, 1e-4, 1000, 0, keep_state=True, gap_tol=0.01)
+    sizes, labels, losses = (np.asarray(res.state[k]) for k in ("sizes", "labels", "loss"))
+    assert sizes.sum() > st.n_examples          # the working sets grew past the true labels
+    hinge, lpos, mpos = 0.0, 0, 0
+    for i, (size, T) in enumerate(zip(sizes, lengths)):
+        H = st.py_margins(res.w, i, np.ascontiguousarray(labels[lpos:lpos + size * T], dtype=np.int32))
+        H = H + losses[mpos:mpos + size]
+        hinge += Cs[i] * np.maximum(H, 0.0).sum()
+        lpos += size * T
+        mpos += size
+    assert res.primal == pytest.approx(0.5 * res.w @ res.w + hinge, rel=1e-10)
+    assert 0 <= res.primal - res.dual <= 0.01 * res.primal
