@@ -333,7 +333,7 @@ def multilabel_report(Y, P):
 def _predict_multilabel(model, test_file, output_file, quiet):
     """Label sets of a multi-label test file; measures over the model's labels plus any label of
     the file the model does not know (always missed)."""
-    X, Y = load_svmlight_file(test_file, zero_based=False, kind="multilabel")
+    X, Y = load_svmlight_file(test_file, zero_based=False, kind="multilabel", qid="error")
     P = sp.csr_matrix(model.predict(match_columns(X, model.n_features_in_)))
     names = [format_label(c) for c in model.classes_]
     write_atomic(output_file, "".join(",".join(names[j] for j in P.indices[P.indptr[r]:P.indptr[r + 1]]) + "\n"

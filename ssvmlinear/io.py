@@ -102,7 +102,7 @@ def _check_zero_based(zero_based):
 
 
 def load_svmlight_file(f, n_features=None, zero_based="auto", kind="auto", dtype=np.float64,
-                       n_labels=None):
+                       n_labels=None, qid="ignore"):
     """Load an svmlight/libsvm file with a multiclass, multi-label or sequence label.
 
     Parameters
@@ -122,6 +122,9 @@ def load_svmlight_file(f, n_features=None, zero_based="auto", kind="auto", dtype
     dtype : numpy float dtype of X's values (parsed as float64, then cast).
     n_labels : int, optional
         Multi-label only: the number of label columns of Y (default: largest label + 1).
+    qid : {"ignore", "error"}
+        With a forced "multiclass" or "multilabel" kind: ignore qid tokens, or refuse a file that
+        has them (a sequence file given to a model that is not a chain).
 
     Returns
     -------
@@ -147,6 +150,9 @@ def load_svmlight_file(f, n_features=None, zero_based="auto", kind="auto", dtype
         n_labels = int(n_labels)
         if n_labels < 0:
             raise ValueError(f"n_labels must be >= 0, got {n_labels}")
+    if qid not in ("ignore", "error"):
+        raise ValueError(f"qid must be 'ignore' or 'error', got {qid!r}")
+    refuse_qid = qid == "error" and kind in ("multiclass", "multilabel")
     name = _source_name(f)
     raw = _read_bytes(f, name)
 
@@ -159,6 +165,8 @@ def load_svmlight_file(f, n_features=None, zero_based="auto", kind="auto", dtype
     if n == 0:
         raise _err(name, max(n_lines, 1), "no examples")
 
+    if saw_qid and refuse_qid:
+        raise _err(name, lines[np.flatnonzero(hasqid)[0]], f"has qid: (a sequence file), expected a {kind} file")
     if kind == "auto":
         kind = "sequence" if saw_qid else ("multilabel" if saw_multi else "multiclass")
         if kind == "sequence":

@@ -252,3 +252,48 @@ def test_sdm_oracle_blocks_from_the_cli(train_test_files, tmp_path):
     np.testing.assert_array_equal(models[0].coef_, est.coef_)
     plain = MulticlassSSVM(tol=0.001, random_state=1, fit_intercept=False).fit(X, y)
     assert not np.array_equal(plain.coef_, est.coef_)
+
+
+def _mixed_multilabel_file(path):
+    """Single-label and multi-label rows mixed; label values 2, 5 and 9 (never 0)."""
+    rng = np.random.default_rng(3)
+    lines = []
+    for i in range(60):
+        labels = sorted(set(rng.choice([2, 5, 9], size=rng.integers(1, 3)).tolist()))
+        feats = " ".join(f"{j}:{v:.3f}" for j, v in zip(range(1, 7), rng.random(6)))
+        lines.append(",".join(map(str, labels)) + " " + feats)
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_mixed_single_and_multi_label_rows_get_no_phantom_label(tmp_path, capsys):
+    data = _mixed_multilabel_file(tmp_path / "mixed.svm")
+    model, pred = tmp_path / "mixed.model", tmp_path / "mixed.pred"
+    assert train_main(["-q", str(data), str(model)]) == 0
+    assert "label 2 5 9\n" in model.read_text()
+    assert predict_main(["-q", str(data), str(model), str(pred)]) == 0
+    predicted = {lab for line in pred.read_text().splitlines() for lab in line.split(",") if lab}
+    assert predicted <= {"2", "5", "9"}
+
+
+def test_predict_refuses_a_test_file_of_another_kind(chain_files, tmp_path, capsys):
+    # a multi-label model on a sequence (qid) file; a chain model on a file without qid; a
+    # multiclass model on a multi-label file: one line naming the file, exit 1, no output file
+    train, test = chain_files
+    mixed = _mixed_multilabel_file(tmp_path / "mixed.svm")
+    noqid = tmp_path / "noqid.svm"
+    noqid.write_text("".join(line.split(" qid:")[0] + " " + line.split(" ", 2)[2] + "\n"
+                             for line in open(test).read().splitlines()))
+    models = {}
+    for name, args in [("multilabel", [str(mixed)]), ("chain", [str(train)]), ("multiclass", ["-t", "multiclass", str(train)])]:
+        models[name] = tmp_path / f"{name}.model"
+        assert train_main(["-q", "-m", "5"] + args + [str(models[name])]) == 0
+    capsys.readouterr()
+    for model, data, message in [("multilabel", test, "qid: (a sequence file), expected a multilabel file"),
+                                 ("chain", noqid, "missing qid"),
+                                 ("multiclass", mixed, "expected a single label")]:
+        out = tmp_path / f"{model}.pred"
+        assert predict_main([str(data), str(models[model]), str(out)]) == 1
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and str(data) in err and message in err
+        assert not out.exists()
