@@ -1,15 +1,32 @@
-"""Plain-text model files in LIBLINEAR's spirit: a readable header, a line `w`, then one line of
-weights per feature (one column per class, tag or label, plus a line for the bias); a chain model
-adds a block `transition` (K lines, rows = previous tag) and, when enabled, `start` and `end` (one
-line each). A multilabel model has the multiclass layout (its `label` line lists the K labels and
-the header adds `normalize_loss`). Written atomically (temporary file + rename); %.17g
-round-trips exactly."""
+"""Plain-text model files in LIBLINEAR's spirit: a readable header, then the weights.
+
+Format 2 (written since issue 13)::
+
+    ssvmlinear_model 2
+    structure multiclass | chain | multilabel
+    solver, loss, C, label_type, nr_class, label (the K labels), nr_feature, bias
+    [chain: start_end, normalize_loss]  [multilabel: normalize_loss, output]
+    nr_w_rows N
+    w
+    N lines "feature v_1 ... v_K": the non-zero rows of the unary weights, by increasing 1-based
+      feature index (LIBLINEAR's numbering); feature nr_feature + 1 is the bias row; rows not
+      listed are zero, so a model over feature index 10^8 is as small as its non-zero weights
+    [chain: "transition" and K lines of K weights (rows = previous tag); with start_end, "start"
+      and "end" and one line of K weights each]
+
+A multilabel model fitted on a 1-D binary y (`output binary`) has one weight column for its two
+labels. Format 1 (every feature row written, no index, no nr_w_rows) is still read. Sizes a header
+implies are checked against the bytes that follow and against available memory before anything is
+allocated. Written atomically (temporary file + rename); %.17g round-trips exactly."""
+import os
+
 import numpy as np
 
-from .utils import write_atomic
+from .utils import write_atomic, check_memory
 
 MAGIC = "ssvmlinear_model"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+READABLE_VERSIONS = ("1", "2")
 
 
 def format_label(v):
@@ -31,91 +48,168 @@ def _estimator_classes():
     return {"multiclass": MulticlassSSVM, "chain": ChainSSVM, "multilabel": MultiLabelSSVM}
 
 
-def _blocks(est):
-    """(name, 2-D array) blocks after the header, in file order."""
-    W = est.coef_.T
-    if est._bias > 0:
-        W = np.vstack([W, est.intercept_ / est._bias])
-    blocks = [("w", W)]
-    if hasattr(est, "transition_"):
-        blocks.append(("transition", est.transition_))
-        if est.start_end:
-            blocks += [("start", est.start_[None, :]), ("end", est.end_[None, :])]
-    return blocks
+def _format_rows(block):
+    return "".join(" ".join("%.17g" % v for v in row) + "\n" for row in block)
+
+
+def _model_lines(estimator, structure):
+    """The model file as a stream of text chunks (weights a block of rows at a time, so that
+    writing never holds the whole text)."""
+    classes = estimator.classes_
+    bias = estimator._bias
+    W = estimator.coef_            # (columns, nr_feature)
+    d = estimator.n_features_in_
+    head = [f"{MAGIC} {FORMAT_VERSION}",
+            f"structure {structure}",
+            f"solver {estimator._solver_name}",
+            f"loss {estimator.loss}",
+            f"C {estimator.C!r}",
+            f"label_type {_label_type(classes)}",
+            f"nr_class {len(classes)}",
+            "label " + " ".join(format_label(c) for c in classes),
+            f"nr_feature {d}",
+            f"bias {bias!r}" if bias > 0 else "bias -1"]
+    if structure == "chain":
+        head += [f"start_end {int(bool(estimator.start_end))}",
+                 f"normalize_loss {int(bool(estimator.normalize_loss))}"]
+    elif structure == "multilabel":
+        output = estimator._output
+        head += [f"normalize_loss {int(bool(estimator.normalize_loss))}",
+                 f"output {output if isinstance(output, str) else np.dtype(output).name}"]
+    rows = np.flatnonzero(W.any(axis=0))
+    bias_row = estimator.intercept_ / bias if bias > 0 else None
+    has_bias_row = bias_row is not None and bool(np.any(bias_row))
+    head += [f"nr_w_rows {rows.shape[0] + int(has_bias_row)}", "w"]
+    yield "\n".join(head) + "\n"
+    step = max(1, (1 << 16) // max(1, W.shape[0]))
+    for s in range(0, rows.shape[0], step):
+        chunk = rows[s:s + step]
+        yield "".join(f"{j + 1} " + " ".join("%.17g" % v for v in W[:, j]) + "\n" for j in chunk)
+    if has_bias_row:
+        yield f"{d + 1} " + " ".join("%.17g" % v for v in bias_row) + "\n"
+    if structure == "chain":
+        yield "transition\n" + _format_rows(estimator.transition_)
+        if estimator.start_end:
+            yield "start\n" + _format_rows(estimator.start_[None, :]) + "end\n" + _format_rows(estimator.end_[None, :])
 
 
 def save_model(estimator, path):
-    """Write a fitted estimator to `path` (text)."""
+    """Write a fitted estimator to `path` (text, format 2: only the non-zero weight rows)."""
     kinds = {cls: name for name, cls in _estimator_classes().items()}
     if type(estimator) not in kinds:
         raise TypeError(f"cannot save a {type(estimator).__name__}")
     structure = kinds[type(estimator)]
     estimator._check_fitted()
     classes = estimator.classes_
-    ltype = _label_type(classes)
-    if ltype == "str" and any(not str(c) or any(ch.isspace() for ch in str(c)) for c in classes):
+    if _label_type(classes) == "str" and any(not str(c) or any(ch.isspace() for ch in str(c)) for c in classes):
         raise ValueError("labels containing whitespace (or empty labels) cannot be written to a model file")
-    bias = estimator._bias
-    lines = [f"{MAGIC} {FORMAT_VERSION}",
-             f"structure {structure}",
-             f"solver {estimator._solver_name}",
-             f"loss {estimator.loss}",
-             f"C {estimator.C!r}",
-             f"label_type {ltype}",
-             f"nr_class {len(classes)}",
-             "label " + " ".join(format_label(c) for c in classes),
-             f"nr_feature {estimator.n_features_in_}",
-             f"bias {bias!r}" if bias > 0 else "bias -1"]
-    if structure == "chain":
-        lines += [f"start_end {int(bool(estimator.start_end))}",
-                  f"normalize_loss {int(bool(estimator.normalize_loss))}"]
-    elif structure == "multilabel":
-        lines.append(f"normalize_loss {int(bool(estimator.normalize_loss))}")
-    for name, block in _blocks(estimator):
-        lines.append(name)
-        lines += [" ".join("%.17g" % v for v in row) for row in block]
-    text = "\n".join(lines) + "\n"
-    write_atomic(path, text)
+    write_atomic(path, _model_lines(estimator, structure))
+
+
+class _Lines:
+    """A model file read one line at a time, knowing its line number and the bytes still unread
+    (so that a header's sizes are checked against what the file holds before allocating)."""
+
+    def __init__(self, path):
+        self.path = path
+        self.fh = open(path, "rb")
+        self.remaining = os.fstat(self.fh.fileno()).st_size
+        self.lineno = 0
+
+    def fail(self, msg, lineno=None):
+        raise ValueError(f"{self.path}:{self.lineno if lineno is None else lineno}: {msg}")
+
+    def next(self):
+        """The next line without its end, or None at the end of the file."""
+        raw = self.fh.readline()
+        if not raw:
+            return None
+        self.lineno += 1
+        self.remaining -= len(raw)
+        try:
+            return raw.decode("utf-8").rstrip("\r\n")
+        except UnicodeDecodeError:
+            raise ValueError(f"{self.path}: not a model file (binary content)") from None
+
+    def need(self, n_rows, n_cols, name, leading_index=False):
+        """Fail unless the unread bytes can hold n_rows lines of n_cols numbers, each line after a
+        feature index when leading_index (a number takes at least one character and a separator)."""
+        if self.remaining < n_rows * 2 * (n_cols + leading_index):
+            n = n_rows * n_cols
+            self.fail(f"header says block '{name}' holds {n_rows} x {n_cols} = {n} weights ({n * 8 / 2**30:.3g} GiB), "
+                      f"but only {self.remaining} bytes follow (bad nr_class / nr_feature / nr_w_rows, or a "
+                      "truncated file?)", self.lineno + 1)
+
+    def numbers(self, n_cols, name, leading_index=False):
+        line = self.next()
+        if line is None or not line.strip():
+            self.fail(f"block '{name}' ends early (truncated file?)", self.lineno + (line is None))
+        vals = line.split()
+        if len(vals) != n_cols + leading_index:
+            self.fail(f"expected {n_cols} weights" + (" after the feature index" if leading_index else "")
+                      + f", found {len(vals) - leading_index}")
+        try:
+            row = np.array(vals[leading_index:], dtype=np.float64)
+        except ValueError:
+            self.fail("weights must be numbers")
+        if not np.all(np.isfinite(row)):
+            self.fail("weights must be finite")
+        return vals[0] if leading_index else None, row
+
+    def dense_block(self, n_rows, n_cols, name):
+        self.need(n_rows, n_cols, name)
+        B = np.empty((n_rows, n_cols))
+        for r in range(n_rows):
+            B[r] = self.numbers(n_cols, name)[1]
+        return B
+
+    def expect(self, name):
+        line = self.next()
+        if line is None or line.strip() != name:
+            self.fail(f"expected the line '{name}'", self.lineno + (line is None))
 
 
 def load_model(path):
-    """Read a model file written by save_model / ssvm-train; returns a fitted estimator."""
+    """Read a model file written by save_model / ssvm-train (format 2, or 1); returns a fitted
+    estimator."""
+    src = _Lines(path)
     try:
-        with open(path, "r") as fh:
-            lines = fh.read().split("\n")
-    except UnicodeDecodeError:
-        raise ValueError(f"{path}: not a model file (binary content)") from None
+        return _read_model(src)
+    finally:
+        src.fh.close()
 
-    def fail(lineno, msg):
-        raise ValueError(f"{path}:{lineno}: {msg}")
 
-    if not lines or not lines[0].startswith(MAGIC):
-        fail(1, f"not an ssvmlinear model file (expected '{MAGIC} {FORMAT_VERSION}')")
-    parts = lines[0].split()
-    if len(parts) != 2 or parts[1] != str(FORMAT_VERSION):
-        fail(1, f"unsupported model format version {parts[1:]}")
+def _read_model(src):
+    fail = src.fail
+    first = src.next()
+    if first is None or not first.startswith(MAGIC):
+        fail(f"not an ssvmlinear model file (expected '{MAGIC} {FORMAT_VERSION}')", 1)
+    parts = first.split()
+    if len(parts) != 2 or parts[1] not in READABLE_VERSIONS:
+        fail(f"unsupported model format version {parts[1:]} (this version reads {', '.join(READABLE_VERSIONS)})")
+    version = int(parts[1])
     header = {}
-    lineno = 1  # index of the next line to read (0-based); file line numbers are lineno + 1
     while True:
-        if lineno >= len(lines):
-            fail(lineno, "header ends before the 'w' line")
-        line = lines[lineno].strip()
-        lineno += 1
+        line = src.next()
+        if line is None:
+            fail("header ends before the 'w' line")
+        line = line.strip()
         if line == "w":
             break
         key, _, value = line.partition(" ")
         if key[:1].isdigit() or key[:1] in "-+.":
-            fail(lineno, "weights before the 'w' line (is the 'w' line missing?)")
+            fail("weights before the 'w' line (is the 'w' line missing?)")
         if not value:
-            fail(lineno, f"malformed header line {line!r}")
-        header[key] = (lineno, value)
-    for key in ("structure", "solver", "loss", "label_type", "nr_class", "label", "nr_feature", "bias"):
+            fail(f"malformed header line {line!r}")
+        header[key] = (src.lineno, value)
+    required = ["structure", "solver", "loss", "label_type", "nr_class", "label", "nr_feature", "bias"]
+    for key in required + (["nr_w_rows"] if version >= 2 else []):
         if key not in header:
-            fail(lineno, f"header has no '{key}' line")
+            fail(f"header has no '{key}' line")
     structure = header["structure"][1]
     classes_by_name = _estimator_classes()
     if structure not in classes_by_name:
-        fail(header["structure"][0], f"unknown structure {structure!r}")
+        fail(f"unknown structure {structure!r}", header["structure"][0])
 
     def number(key, conv, default=None):
         if key not in header:
@@ -124,78 +218,92 @@ def load_model(path):
         try:
             return conv(v)
         except ValueError:
-            fail(ln, f"bad {key} value {v!r}")
+            fail(f"bad {key} value {v!r}", ln)
 
     K = number("nr_class", int)
     d = number("nr_feature", int)
     bias = number("bias", float)
     C = number("C", float, 1.0)
     if K < 1 or d < 0:
-        fail(header["nr_class"][0], "nr_class must be >= 1 and nr_feature >= 0")
+        fail("nr_class must be >= 1 and nr_feature >= 0", header["nr_class"][0])
     ltype = header["label_type"][1]
     conv = {"int": int, "float": float, "str": str, "bool": lambda s: s == "True"}.get(ltype)
     if conv is None:
-        fail(header["label_type"][0], f"unknown label_type {ltype!r}")
+        fail(f"unknown label_type {ltype!r}", header["label_type"][0])
     toks = header["label"][1].split()
     if len(toks) != K:
-        fail(header["label"][0], f"{len(toks)} labels for nr_class {K}")
+        fail(f"{len(toks)} labels for nr_class {K}", header["label"][0])
     try:
         classes = np.array([conv(t) for t in toks])
     except ValueError:
-        fail(header["label"][0], f"labels do not parse as {ltype}")
+        fail(f"labels do not parse as {ltype}", header["label"][0])
 
-    def read_block(start, n_rows, n_cols, name):
-        # checked before allocating, so that a bad header cannot ask for more memory than the file holds
-        if start + n_rows > len(lines):
-            fail(len(lines), f"block '{name}' needs {n_rows} lines but the file ends first (truncated or bad header?)")
-        chars = sum(len(ln) for ln in lines[start:start + n_rows])
-        if chars < n_rows * (2 * n_cols - 1):   # a weight takes at least one digit and a separator
-            fail(start + 1, f"header says block '{name}' holds {n_rows} x {n_cols} = {n_rows * n_cols} weights "
-                            f"({n_rows * n_cols * 8 / 2**30:.3g} GiB), but its {n_rows} lines hold only {chars} "
-                            "characters (bad nr_class / nr_feature?)")
-        B = np.empty((n_rows, n_cols))
-        for r in range(n_rows):
-            ln = start + r
-            if ln >= len(lines) or not lines[ln].strip():
-                fail(ln + 1, f"expected {n_rows} lines in block '{name}', found {r} (truncated file?)")
-            vals = lines[ln].split()
-            if len(vals) != n_cols:
-                fail(ln + 1, f"expected {n_cols} weights, found {len(vals)}")
-            try:
-                B[r] = [float(v) for v in vals]
-            except ValueError:
-                fail(ln + 1, "weights must be numbers")
-            if not np.all(np.isfinite(B[r])):
-                fail(ln + 1, "weights must be finite")
-        return B, start + n_rows
-
-    def expect(name, at):
-        if at >= len(lines) or lines[at].strip() != name:
-            fail(at + 1, f"expected the line '{name}'")
-        return at + 1
-
-    n_cols = d + (1 if bias > 0 else 0)
-    U, lineno = read_block(lineno, n_cols, K, "w")
-    parts = [U.ravel()]
-    kwargs = dict(C=C, loss=header["loss"][1], fit_intercept=bias > 0, intercept_scaling=bias if bias > 0 else 1.0)
+    kwargs = dict(C=C, loss=header["loss"][1], solver=header["solver"][1], fit_intercept=bias > 0,
+                  intercept_scaling=bias if bias > 0 else 1.0)
+    output = None
+    if structure in ("chain", "multilabel"):
+        kwargs["normalize_loss"] = bool(number("normalize_loss", int, 0))
     if structure == "chain":
-        start_end = bool(number("start_end", int, 0))
-        kwargs.update(solver=header["solver"][1], start_end=start_end,
-                      normalize_loss=bool(number("normalize_loss", int, 0)))
-        T, lineno = read_block(expect("transition", lineno), K, K, "transition")
-        parts.append(T.ravel())
-        if start_end:
-            S, lineno = read_block(expect("start", lineno), 1, K, "start")
-            E, lineno = read_block(expect("end", lineno), 1, K, "end")
-            parts += [S.ravel(), E.ravel()]
-    elif structure == "multilabel":
-        kwargs.update(solver=header["solver"][1], normalize_loss=bool(number("normalize_loss", int, 0)))
+        kwargs["start_end"] = bool(number("start_end", int, 0))
+    if structure == "multilabel":
+        output = header.get("output", (0, "sparse"))[1]
+        if output not in ("sparse", "binary"):
+            try:
+                output = np.dtype(output)
+            except TypeError:
+                fail(f"unknown output {output!r}", header["output"][0])
+            if output.kind not in "biuf":
+                fail(f"unknown output {output.name!r}", header["output"][0])
+        if output == "binary" and K != 2:
+            fail(f"a binary multilabel model has 2 labels, not {K}", header["label"][0])
+    n_cols = K if output != "binary" else 1          # weight columns
+    n_rows = d + (1 if bias > 0 else 0)              # weight rows (features, then the bias)
+    extra = K * K + (2 * K if kwargs.get("start_end") else 0) if structure == "chain" else 0
+    if version >= 2:
+        n_listed = number("nr_w_rows", int)
+        if not 0 <= n_listed <= n_rows:
+            fail(f"nr_w_rows {n_listed} is not between 0 and the {n_rows} weight rows", header["nr_w_rows"][0])
+        src.need(n_listed, n_cols, "w", leading_index=True)
     else:
-        kwargs.update(solver=header["solver"][1])
-    rest = [ln for ln in lines[lineno:] if ln.strip()]
-    if rest:
-        fail(lineno + 1, "unexpected content after the weights")
+        src.need(n_rows, n_cols, "w")
+    check_memory(8 * (2 * n_rows * n_cols + extra),
+                 f"{src.path}: a model of {n_rows} x {n_cols} weights ({n_rows * n_cols} weights)")
+    UT = np.zeros((n_cols, n_rows))    # the unary weights transposed: coef_'s layout, filled in place
+    if version >= 2:
+        last = 0
+        for _ in range(n_listed):
+            index, row = src.numbers(n_cols, "w", leading_index=True)
+            try:
+                j = int(index)
+            except ValueError:
+                fail(f"bad feature index {index!r}")
+            if not last < j <= n_rows:
+                fail(f"feature index {j} is not in {last + 1}..{n_rows} (indices increase; "
+                     f"{d + 1} is the bias row)" if bias > 0 else
+                     f"feature index {j} is not in {last + 1}..{n_rows} (indices increase)")
+            UT[:, j - 1] = row
+            last = j
+    else:
+        for r in range(n_rows):
+            UT[:, r] = src.numbers(n_cols, "w")[1]
+    parts = [UT.T]   # a feature-major (n_rows, K) view; estimators take their coef_ from it without a transposing copy
+    if structure == "chain":
+        src.expect("transition")
+        parts.append(src.dense_block(K, K, "transition").ravel())
+        if kwargs["start_end"]:
+            src.expect("start")
+            parts.append(src.dense_block(1, K, "start").ravel())
+            src.expect("end")
+            parts.append(src.dense_block(1, K, "end").ravel())
+    while True:
+        line = src.next()
+        if line is None:
+            break
+        if line.strip():
+            fail("unexpected content after the weights")
     est = classes_by_name[structure](**kwargs)
-    est._set_weights(np.concatenate(parts), d, classes, bias)
+    est._set_weights(np.concatenate([p.ravel() for p in parts]) if len(parts) > 1 else parts[0], d, classes, bias)
+    if output is not None:
+        est._output = output
     est.n_iter_ = 0
     return est

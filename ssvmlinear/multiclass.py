@@ -160,7 +160,8 @@ class MulticlassSSVM(ClassifierMixin, StructuredSSVM):
         return self
 
     def _set_weights(self, w, n_features, classes, bias):
-        W = w.reshape(n_features + (1 if bias > 0 else 0), -1)  # K columns (1 for a binary MultiLabelSSVM)
+        # w: flat, or a feature-major 2-D view (a loaded model), K columns (1 for a binary MultiLabelSSVM)
+        W = w.reshape(n_features + (1 if bias > 0 else 0), -1)
         K = W.shape[1]
         self.classes_ = classes
         self.n_features_in_ = n_features
@@ -172,7 +173,11 @@ class MulticlassSSVM(ClassifierMixin, StructuredSSVM):
         """Scores w_k . x + b_k of every class, shape (n_samples, n_classes) (X checked as in predict)."""
         self._check_fitted()
         X = check_csr(X, self, reset=False)
-        return np.asarray(X @ self.coef_.T) + self.intercept_
+        W = self.coef_
+        if W.shape[1] > X.nnz:   # few rows, many features: never copy all of coef_ (scipy would)
+            used = np.unique(X.indices)
+            X, W = X[:, used], W[:, used]
+        return np.asarray(X @ W.T) + self.intercept_
 
     def decision_function(self, X):
         """Scores w_k . x + b_k, shape (n_samples, n_classes); for two classes, as every

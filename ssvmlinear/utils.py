@@ -82,16 +82,18 @@ def check_random_seed(random_state):
 
 
 def write_atomic(path, payload):
-    """Write bytes or text to `path` through a temporary file in the same folder and a rename, so
-    that a reader never sees a half-written file (and an existing file survives a failure)."""
-    if isinstance(payload, str):
-        payload = payload.encode("utf-8")
+    """Write bytes, text or an iterable of text chunks to `path` through a temporary file in the
+    same folder and a rename, so that a reader never sees a half-written file (and an existing file
+    survives a failure)."""
+    if isinstance(payload, (str, bytes)):
+        payload = [payload]
     directory, base = os.path.split(os.path.abspath(path))
     tmp = os.path.join(directory, f".{base}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
     try:
         with os.fdopen(fd, "wb") as fh:
-            fh.write(payload)
+            for chunk in payload:
+                fh.write(chunk.encode("utf-8") if isinstance(chunk, str) else chunk)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)

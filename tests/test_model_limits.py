@@ -99,3 +99,71 @@ def test_multilabel_label_bomb_trains_over_the_labels_that_occur(tmp_path):
     model3, pred3, report3 = train_predict("small", text.replace("2000000000", "3"))
     assert "label 1 2 2000000000\n" in model and model.replace("2000000000", "3") == model3
     assert pred.replace("2000000000", "3") == pred3 and report == report3
+
+
+# ---------------------------------------------------------------- format 2: only non-zero rows
+
+def test_a_sparse_model_stores_only_its_nonzero_rows(tmp_path):
+    """Feature index 10^8 trained and then failed writing 10^8 lines; a model file now lists the
+    non-zero weight rows with their feature index, and reads back into the same estimator."""
+    import numpy as np
+    import scipy.sparse as sp
+    from ssvmlinear import MulticlassSSVM, save_model
+    d = 10**7
+    X = sp.csr_matrix((np.ones(6), [0, 5, 9_999_999, 0, 5, 7], np.arange(7)), shape=(6, d))
+    y = np.array([1, 2, 3, 1, 2, 3])
+    est = MulticlassSSVM(C=10.0, fit_intercept=False).fit(X, y)
+    save_model(est, tmp_path / "m")
+    text = (tmp_path / "m").read_text()
+    assert len(text) < 2000 and "nr_w_rows 4\nw\n1 " in text and "\n10000000 " in text
+    back = load_model(tmp_path / "m")
+    assert back.n_features_in_ == d
+    np.testing.assert_array_equal(back.coef_, est.coef_)
+    np.testing.assert_array_equal(back.predict(X), est.predict(X))
+
+
+def test_the_cli_trains_and_predicts_at_feature_index_1e7(tmp_path):
+    data, model, out = tmp_path / "big.svm", tmp_path / "big.model", tmp_path / "pred"
+    data.write_text("1 3:1 10000000:1\n2 1:1\n3 2:1 5:2\n1 3:1\n")
+    code = "import sys; from ssvmlinear.cli import train_main as m; sys.exit(m(sys.argv[1:]))"
+    assert subprocess.run([sys.executable, "-c", code, "-q", str(data), str(model)], timeout=120).returncode == 0
+    assert model.stat().st_size < 2000
+    code = code.replace("train_main", "predict_main")
+    r = subprocess.run([sys.executable, "-c", code, str(data), str(model), str(out)], capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 0 and "Accuracy = 100% (4/4)" in r.stdout, (r.stdout, r.stderr)
+
+
+def test_format_2_header_bomb_fails_on_memory_not_allocation(tmp_path):
+    """A consistent sparse model whose dense weights cannot fit: one line naming the file and sizes."""
+    K = d = 100000
+    head = ["ssvmlinear_model 2", "structure multiclass", "solver sdm", "loss margin", "C 1.0", "label_type int",
+            f"nr_class {K}", "label " + " ".join(str(k) for k in range(K)), f"nr_feature {d}", "bias -1",
+            "nr_w_rows 1", "w", "7 " + " ".join(["0.5"] * K)]
+    model = tmp_path / "bomb2.model"
+    model.write_text("\n".join(head) + "\n")
+    t = time.perf_counter()
+    with pytest.raises(ValueError) as e:
+        load_model(str(model))
+    assert time.perf_counter() - t < 1.0
+    msg = str(e.value)
+    assert "\n" not in msg and str(model) in msg and "100000 x 100000 weights" in msg and "GiB are available" in msg
+
+
+def test_format_1_files_are_still_read(tmp_path):
+    import numpy as np
+    from conftest import random_multiclass
+    from ssvmlinear import MulticlassSSVM, save_model
+    X, y = random_multiclass(n=40, d=5, K=3, seed=4)
+    est = MulticlassSSVM(fit_intercept=True).fit(X, y)
+    W = np.vstack([est.coef_.T, est.intercept_ / est._bias])
+    v1 = ["ssvmlinear_model 1", "structure multiclass", "solver sdm", "loss margin", "C 1.0", "label_type int",
+          "nr_class 3", "label 0 1 2", "nr_feature 5", "bias 1.0", "w"] + [" ".join("%.17g" % v for v in r) for r in W]
+    (tmp_path / "v1").write_text("\n".join(v1) + "\n")
+    back = load_model(tmp_path / "v1")
+    np.testing.assert_array_equal(back.coef_, est.coef_)
+    np.testing.assert_array_equal(back.intercept_, est.intercept_)
+    save_model(back, tmp_path / "v2")          # rewritten as format 2
+    save_model(est, tmp_path / "v2ref")
+    assert (tmp_path / "v2").read_text().replace("solver sdm", "") == \
+        (tmp_path / "v2ref").read_text().replace(f"solver {est._solver_name}", "")
