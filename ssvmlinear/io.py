@@ -130,7 +130,9 @@ def load_svmlight_file(f, n_features=None, zero_based="auto", kind="auto", dtype
     -------
     multiclass : ``(X, y)`` -- X CSR (sorted indices), y float64 of shape (n_samples,).
     multilabel : ``(X, Y)`` -- Y CSR int8 0/1 indicator of shape (n_samples, n_labels); column j
-        is the label value j (labels must be non-negative integers).
+        is the label value j (labels must be non-negative integers), so that a training and a test
+        file agree on columns; values that never occur give empty columns (labels 1..3: column 0).
+        ``Y[:, np.unique(Y.indices)]`` keeps the labels that occur, as ssvm-train does.
     sequence : ``(X, y, lengths)`` -- one row and one float64 tag per token, and the int64 length
         of every sequence (run of equal qid) in file order. A qid may not reappear after another.
 

@@ -1,5 +1,7 @@
 """Multi-label structural SVM (independent labels, Hamming loss) estimator."""
 
+import warnings
+
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import ClassifierMixin, MultiOutputMixin, _fit_context
@@ -110,6 +112,8 @@ class MultiLabelSSVM(MultiOutputMixin, ClassifierMixin, StructuredSSVM):
             check_csr(X, self, y)  # scikit-learn's "requires y to be passed" error
         X = check_csr(X, self)
         Yind, classes, output = _encode_fit(y, X.shape[0])
+        if output != "binary":
+            _warn_absent_labels(Yind, classes)
         sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
         Cs = self.C * sample_weight
         bias = float(self.intercept_scaling) if self.fit_intercept else -1.0
@@ -277,6 +281,19 @@ def _encode_fit(Y, n):
         raise ValueError("labels in Y must be mutually comparable (e.g. all ints or all strings)") from None
     index = {c: k for k, c in enumerate(classes.tolist())}
     return _binarize(sets, index, len(classes)), classes, "sparse"
+
+
+def _warn_absent_labels(Y, classes):
+    """An indicator column that is never 1 is trained as a label that is never present (as
+    OneVsRestClassifier does, warning likewise): load_svmlight_file numbers Y's columns by label
+    value, so labels 1..3 give a column 0 that users may not expect."""
+    absent = np.flatnonzero(np.bincount(Y.indices, minlength=Y.shape[1]) == 0)
+    if absent.size:
+        shown = ", ".join(str(c) for c in classes[absent[:5]].tolist()) + (", ..." if absent.size > 5 else "")
+        warnings.warn(f"{absent.size} of the {Y.shape[1]} label columns never occur in Y (columns {shown}); "
+                      "each is trained as a label that is never present. To train over the labels that occur, "
+                      "as ssvm-train does, pass Y[:, cols] with cols = np.unique(Y.indices) (its column k is "
+                      "label cols[k]), or label lists.", UserWarning, stacklevel=3)
 
 
 def _encode_like(Y, classes, n):

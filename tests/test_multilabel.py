@@ -617,3 +617,40 @@ def test_microf1_surrogate_trains_with_pegasos_and_cutting_plane():
     assert cp.objective_ <= ex.objective_ + 1e-6
     assert ex.objective_ <= cp.objective_ * 1.05
     assert micro_f1(Y, ex.predict(X)) > 0.5
+
+
+@pytest.mark.parametrize("kind", ["binary", "int8", "bool"])
+def test_model_round_trip_keeps_the_output_kind(kind, tmp_path):
+    """A fit on a 1-D binary y (one weight column) or on a dense Y predicts the same kind after a
+    save and a load."""
+    X, Y = random_multilabel(n=40, d=6, K=3, seed=8)
+    target = np.where(Y[:, 0] > 0, "yes", "no") if kind == "binary" else Y.astype(kind)
+    est = MultiLabelSSVM(C=0.7).fit(X, target)
+    save_model(est, tmp_path / "m")
+    assert f"output {kind}\n" in (tmp_path / "m").read_text()
+    back = load_model(tmp_path / "m")
+    pred, ref = back.predict(X), est.predict(X)
+    assert type(pred) is type(ref) and pred.dtype == ref.dtype and np.array_equal(pred, ref)
+    np.testing.assert_array_equal(back.decision_function(X), est.decision_function(X))
+    save_model(back, tmp_path / "m2")
+    assert (tmp_path / "m2").read_text() == (tmp_path / "m").read_text()
+
+
+def test_label_columns_that_never_occur_warn(tmp_path):
+    """load_svmlight_file numbers Y's columns by label value: labels 1..3 give an empty column 0,
+    trained as a label that is never present. fit says so; the slice it suggests trains what
+    ssvm-train trains (the labels that occur)."""
+    path = tmp_path / "ml.svm"
+    path.write_text("1,2 1:1\n3 2:1\n2 1:0.5 3:1\n1,3 2:1 3:1\n2 3:1\n")
+    X, Y = load_svmlight_file(path)
+    assert Y.shape[1] == 4
+    with pytest.warns(UserWarning, match=r"1 of the 4 label columns never occur in Y \(columns 0\)"):
+        full = MultiLabelSSVM(C=1.0).fit(X, Y)
+    cols = np.unique(Y.indices)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        occur = MultiLabelSSVM(C=1.0).fit(X, Y[:, cols])
+        lists = MultiLabelSSVM(C=1.0).fit(X, [[1, 2], [3], [2], [1, 3], [2]])
+    assert np.array_equal(cols[occur.classes_], lists.classes_)
+    np.testing.assert_allclose(occur.coef_, lists.coef_, atol=1e-8)
+    assert not full.predict(X).toarray()[:, 0].any()
