@@ -768,10 +768,11 @@ cdef SearchResult _search_hull(LabelOracle o, const Surrogate *s, int *pts, int 
     # touches psi's level curve at p* (the edge's own line when p* is inside an edge). No label
     # above that line means p* is optimal over the convex hull of all labels; otherwise the
     # answer is a new vertex. pts[0:n] are the known points (slots; -1 = y_i); new labels go to
-    # slots next_slot, next_slot + 1, ... (advanced on return).
+    # slots next_slot, next_slot + 1, ...; on return next_slot is one past the last slot written
+    # (slots beyond it may hold another example's labels).
     cdef SearchResult r
     cdef int chain[256]
-    cdef int m, j, t, slot = next_slot[0], got, e1, e2, certify, tried_lam0 = 0
+    cdef int m, j, t, slot = next_slot[0], got, e1, e2, certify, tried_lam0 = 0, written = next_slot[0]
     cdef double v, bv, tt, lam, ha, ga, hb, gb, hp, gp, dh, dg, Lp, glo_b, gb_arg
     cdef double bound = INFINITY
     cdef bint yi_in = False
@@ -833,6 +834,7 @@ cdef SearchResult _search_hull(LabelOracle o, const Surrogate *s, int *pts, int 
         elif o.query(slot, lam) < 0:
             r.error = 1
             break
+        written = slot + 1
         Lp = hp + lam * gp
         # every label lies on or below this query's line: psi's maximum over the part of that
         # half-plane with attainable losses bounds the optimum
@@ -855,7 +857,7 @@ cdef SearchResult _search_hull(LabelOracle o, const Surrogate *s, int *pts, int 
         pts[n] = slot
         n += 1
         slot += 1
-    next_slot[0] = slot + 1 if slot < o.capacity else slot
+    next_slot[0] = written
     if e2 == -2:
         _result_point(&r, o, s, e1)
     else:

@@ -182,6 +182,33 @@ def test_structure_searches_match_enumeration(seed):
                     pytest.approx(r["value"], rel=1e-9, abs=1e-12)
 
 
+@pytest.mark.parametrize("loss", ["slack", "beta:0.5"])
+def test_hull_integral_with_a_reused_oracle_reports_its_label_value(loss):
+    """One StructureOracle reused across examples (as Pegasos and the cutting plane's chunks do):
+    the hull search advanced its next slot past slots it never wrote, and the integral search then
+    read another example's leftovers there (about one answer in six wrong). Each example is searched
+    once, so no earlier search of the same example refills the slots."""
+    rng = np.random.default_rng(2024)
+    K, lengths = 4, rng.integers(2, 6, 30)
+    n = int(lengths.sum())
+    X = sp.random(n, 6, density=0.6, random_state=7, format="csr", data_rvs=rng.standard_normal)
+    y = rng.integers(0, K, n).astype(np.int32)
+    st = ChainStructure(CSRDataset(X, 1.0), y, lengths, K, False, False)
+    sur = parse_surrogate(loss)
+    wrong = []
+    for rep in range(4):
+        w = rng.standard_normal(st.n_weights) * 2
+        orc = StructureOracle(st)
+        for i in range(len(lengths)):
+            r = orc.run(w, i, loss, "hull-integral")
+            lab = r["labels"][0]
+            f_true = st.py_score(w, i, st.py_true_label(i))
+            got = psi(sur, st.py_score(w, i, lab) - f_true, st.py_loss(i, lab))
+            if got != pytest.approx(r["value"], rel=1e-9, abs=1e-12):
+                wrong.append((rep, i, got, r["value"]))
+    assert not wrong, f"{len(wrong)} of {4 * len(lengths)} answers differ from their label's value: {wrong[:3]}"
+
+
 @pytest.mark.parametrize("loss", LOSSES + ["margin", "microf1"])
 def test_partial_derivatives_by_finite_differences(loss):
     sur = parse_surrogate(loss)
