@@ -136,7 +136,10 @@ def test_kernel_checks_its_block_buffers():
     with pytest.raises(ValueError, match="tid"):
         solver.helper(0)
     solver.stop_helpers()
-    solver.helper(1)                        # returns at once after stop_helpers
+    helper = threading.Thread(target=solver.helper, args=(1,))   # returns at once after stop_helpers
+    helper.start()
+    helper.join(10.0)
+    assert not helper.is_alive()
 
 
 def test_inside_threaded_cross_validation():
