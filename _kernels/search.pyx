@@ -423,6 +423,7 @@ cdef class StructureOracle(LabelOracle):
             self.load(n_warm, &lab_v[0])
             n_warm += 1
         cdef SearchResult r = run_search(self, &s, meth, lam0, ratio, max_calls, n_warm)
+        self.st.check_implemented(f"search {method!r}")
         if r.error:
             raise ValueError(f"search {method!r} is not supported by {type(self.st).__name__}")
         labels, weights = [], []

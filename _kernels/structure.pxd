@@ -16,6 +16,11 @@ cdef class Structure:
     # gram() costs O(1) (multiclass): the dual solvers' working sets then compute Gram rows when
     # needed instead of caching |V_i|^2 values per example (K^2 doubles once V_i holds all classes).
     cdef readonly bint cheap_gram
+    # Set by a default method of this base class that a subclass did not override (the methods
+    # are nogil and cannot raise): which one, as an index into MISSING_NAMES; check_implemented()
+    # turns it into NotImplementedError. Drivers call it after every pass, so a structure that
+    # lacks what a solver or search calls fails at once instead of training on zeros.
+    cdef readonly int missing
 
     cdef Py_ssize_t label_len(self, Py_ssize_t i) noexcept nogil
     cdef const int* true_label(self, Py_ssize_t i) noexcept nogil

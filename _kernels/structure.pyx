@@ -3,16 +3,31 @@
 from ssvmlinear._kernels.dataset cimport CSRDataset
 
 
+# Indices of Structure.missing: the methods without a meaningful default.
+MISSING_NAMES = (None, "true_label", "score", "loss", "oracle", "gram", "update", "kbest")
+
+
 cdef class Structure:
-    """Abstract structure; subclasses implement every cdef method of structure.pxd."""
+    """Abstract structure; subclasses implement every cdef method of structure.pxd. The defaults
+    of the methods without a meaningful default record that they ran (see `missing`)."""
+
+    def check_implemented(self, what="this solver"):
+        """Raise NotImplementedError when a method that has no default was called."""
+        if self.missing:
+            name = MISSING_NAMES[self.missing]
+            self.missing = 0
+            raise NotImplementedError(f"{type(self).__name__} does not implement {name}(), which "
+                                      f"{what} calls")
 
     cdef Py_ssize_t label_len(self, Py_ssize_t i) noexcept nogil:
         return 1
 
     cdef const int* true_label(self, Py_ssize_t i) noexcept nogil:
+        self.missing = 1
         return NULL
 
     cdef double score(self, const double *w, Py_ssize_t i, const int *y) noexcept nogil:
+        self.missing = 2
         return 0.0
 
     cdef void margins(self, const double *w, Py_ssize_t i, const int *labels, int n, double *out,
@@ -24,10 +39,12 @@ cdef class Structure:
             out[k] = self.score(w, i, labels + k * L) - fyi
 
     cdef double loss(self, Py_ssize_t i, const int *y) noexcept nogil:
+        self.missing = 3
         return 0.0
 
     cdef double oracle(self, const double *w, Py_ssize_t i, double lam, int *y_out,
                        double *m_out, double *delta_out, double *work) noexcept nogil:
+        self.missing = 4
         return 0.0
 
     cdef double oracle_again(self, const double *w, Py_ssize_t i, double lam, int *y_out,
@@ -35,6 +52,7 @@ cdef class Structure:
         return self.oracle(w, i, lam, y_out, m_out, delta_out, work)
 
     cdef double gram(self, Py_ssize_t i, const int *a, const int *b) noexcept nogil:
+        self.missing = 5
         return 0.0
 
     cdef void gram_row(self, Py_ssize_t i, const int *a, const int *labels, int n, double *out,
@@ -45,7 +63,7 @@ cdef class Structure:
             out[j] = self.gram(i, a, labels + j * L)
 
     cdef void update(self, double *w, Py_ssize_t i, double coef, const int *y) noexcept nogil:
-        pass
+        self.missing = 6
 
     cdef void update_many(self, double *w, Py_ssize_t i, const double *coefs, const int *labels, int n,
                           double *work) noexcept nogil:
@@ -65,6 +83,7 @@ cdef class Structure:
 
     cdef int kbest(self, const double *w, Py_ssize_t i, double lam, int k, int *labels_out,
                    double *values_out, double *work) noexcept nogil:
+        self.missing = 7
         return 0
 
     cdef Py_ssize_t kbest_workspace_size(self, int k) noexcept nogil:
@@ -108,6 +127,7 @@ cdef class Structure:
         with nogil:
             for i in range(start, stop):
                 self.oracle(&w[0], i, 0.0, &out[offsets[i]], &m, &d, &work[0])
+        self.check_implemented("prediction")
 
     # Python-level helpers used by tests and drivers (not on hot paths).
     def py_oracle(self, const double[::1] w, Py_ssize_t i, double lam=1.0):
@@ -119,7 +139,9 @@ cdef class Structure:
         cdef double[::1] wv = work
         cdef double m = 0.0, d = 0.0
         self.oracle(&w[0], i, lam, &yv[0], &m, &d, &wv[0])
-        return y[:self.label_len(i)].copy(), m, d
+        result = y[:self.label_len(i)].copy(), m, d
+        self.check_implemented("py_oracle")
+        return result
 
     def py_kbest(self, const double[::1] w, Py_ssize_t i, double lam, int k):
         """(labels (n x L), values) of the k best labels by m + lam * Delta."""
@@ -132,7 +154,9 @@ cdef class Structure:
         cdef double[::1] vv = values
         cdef double[::1] wv = work
         cdef int got = self.kbest(&w[0], i, lam, k, &lv[0], &vv[0], &wv[0])
-        return labels[:got * L].reshape(got, L), values[:got]
+        result = labels[:got * L].reshape(got, L), values[:got]
+        self.check_implemented("py_kbest")
+        return result
 
     def py_loss_indexed_oracle(self, const double[::1] w, Py_ssize_t i):
         """(best_m per level, labels (n_levels x L), loss value per level); NEG_INF = -1e300 marks
@@ -150,16 +174,24 @@ cdef class Structure:
         cdef double[::1] wv = work
         self.loss_indexed_oracle(&w[0], i, &bv[0], &lv[0], &wv[0])
         losses = np.array([self.level_loss(i, l) for l in range(n)])
-        return best, labels.reshape(n, L), losses
+        result = best, labels.reshape(n, L), losses
+        self.check_implemented("py_loss_indexed_oracle")
+        return result
 
     def py_score(self, const double[::1] w, Py_ssize_t i, const int[::1] y):
-        return self.score(&w[0], i, &y[0])
+        result = self.score(&w[0], i, &y[0])
+        self.check_implemented("py_score")
+        return result
 
     def py_loss(self, Py_ssize_t i, const int[::1] y):
-        return self.loss(i, &y[0])
+        result = self.loss(i, &y[0])
+        self.check_implemented("py_loss")
+        return result
 
     def py_gram(self, Py_ssize_t i, const int[::1] a, const int[::1] b):
-        return self.gram(i, &a[0], &b[0])
+        result = self.gram(i, &a[0], &b[0])
+        self.check_implemented("py_gram")
+        return result
 
     def py_gram_row(self, Py_ssize_t i, const int[::1] a, const int[::1] labels):
         import numpy as np
@@ -170,7 +202,9 @@ cdef class Structure:
         cdef double[::1] ov = out
         cdef double[::1] wv = work
         self.gram_row(i, &a[0], &labels[0], n, &ov[0], &wv[0])
-        return out[:n]
+        result = out[:n]
+        self.check_implemented("py_gram_row")
+        return result
 
     def py_margins(self, const double[::1] w, Py_ssize_t i, const int[::1] labels):
         import numpy as np
@@ -181,7 +215,9 @@ cdef class Structure:
         cdef double[::1] ov = out
         cdef double[::1] wv = work
         self.margins(&w[0], i, &labels[0], n, &ov[0], &wv[0], False)
-        return out[:n]
+        result = out[:n]
+        self.check_implemented("py_margins")
+        return result
 
     def py_margins_after_oracle(self, const double[::1] w, Py_ssize_t i, const int[::1] labels, double lam=1.0):
         """margins() of labels (flat) reusing what the lambda-oracle left in `work`."""
@@ -197,7 +233,9 @@ cdef class Structure:
         cdef double m = 0.0, d = 0.0
         self.oracle(&w[0], i, lam, &yv[0], &m, &d, &wv[0])
         self.margins(&w[0], i, &labels[0], n, &ov[0], &wv[0], True)
-        return out[:n]
+        result = out[:n]
+        self.check_implemented("py_margins_after_oracle")
+        return result
 
     def py_update(self, double[::1] w, Py_ssize_t i, double coef, const int[::1] y):
         self.update(&w[0], i, coef, &y[0])
@@ -211,4 +249,6 @@ cdef class Structure:
     def py_true_label(self, Py_ssize_t i):
         import numpy as np
         cdef const int *t = self.true_label(i)
-        return np.array([t[k] for k in range(self.label_len(i))], dtype=np.int32)
+        result = np.array([t[k] for k in range(self.label_len(i))], dtype=np.int32)
+        self.check_implemented("py_true_label")
+        return result

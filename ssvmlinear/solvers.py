@@ -176,6 +176,7 @@ def fit_sdm(structure, Cs, tol, max_iter, seed, verbose=0, callback=None, estima
                         tol, inner_tol = 0.1 * tol, 0.1 * inner_tol
                     if verbose:
                         log_progress(f"[sdm] relative gap {(primal - dual) / primal:.3g} > {gap_tol}: tol {tol:.3g}")
+                structure.check_implemented("SDM")
                 if callback is not None and callback(estimator) is False:
                     stopped_by_user = True
                     break
@@ -267,6 +268,7 @@ def fit_sdcd(structure, Cs, tol, max_iter, seed, verbose=0, callback=None, estim
             elif (passes - kappa1) % kappa2 == 0:
                 get_max_y = True
             passes += 1
+            structure.check_implemented("LSE-SDCD")
             if callback is not None and callback(estimator) is False:
                 stopped_by_user = True
                 break
@@ -439,6 +441,7 @@ def fit_cutting_plane(structure, Cs, tol, max_iter, seed=0, verbose=0, callback=
                 log_progress(f"[cp{'-lse' if lse else ''}] iter {it:4d} constraints {qp.n_constraints:4d} xi {xi:.6g}"
                              f"{primal_txt} dual {dual:.10g} oracle passes {stats['oracle_passes']} "
                              f"time {timestamps[-1]:.2f}s")
+            structure.check_implemented("the cutting plane")
             if callback is not None:
                 if estimator is not None:      # the callback may look at the current weights
                     estimator.current_weights_ = w.copy()
@@ -541,6 +544,7 @@ def fit_pegasos(structure, Cs, tol, max_iter, seed, verbose=0, callback=None, es
             if verbose:
                 log_progress(f"[pegasos] epoch {epochs:4d} primal {primal_curve[-1]:.10g} oracle calls "
                              f"{solver.n_calls_total} time {timestamps[-1]:.2f}s")
+            structure.check_implemented("Pegasos")
             if callback is not None and callback(estimator) is False:
                 break
             if len(primal_curve) >= 2 and abs(primal_curve[-2] - primal_curve[-1]) <= tol * abs(primal_curve[-1]):

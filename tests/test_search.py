@@ -346,3 +346,21 @@ def seg_best(sur, p, q):
     r = minimize_scalar(f, bounds=(t[max(k - 1, 0)], t[min(k + 1, 400)]), method="bounded",
                         options=dict(xatol=1e-14))
     return max(v[k], -r.fun)
+
+
+def test_a_structure_without_a_method_raises_instead_of_returning_zero():
+    """The base class's methods without a meaningful default (score, loss, oracle, gram, update,
+    k-best) used to return 0 and let a fit or a search run on zeros."""
+    from ssvmlinear._kernels.structure import Structure
+    bare = Structure()
+    w, y = np.zeros(3), np.zeros(1, dtype=np.int32)
+    for call, name in ((lambda: bare.py_score(w, 0, y), "score"), (lambda: bare.py_loss(0, y), "loss"),
+                       (lambda: bare.py_gram(0, y, y), "gram"), (lambda: bare.py_oracle(w, 0), "oracle"),
+                       (lambda: bare.py_kbest(w, 0, 1.0, 2), "kbest")):
+        with pytest.raises(NotImplementedError, match=rf"Structure does not implement {name}\(\)"):
+            call()
+    assert bare.missing == 0                               # cleared once raised
+    X = sp.random(4, 3, density=0.7, random_state=0, format="csr")
+    ok = MulticlassStructure(CSRDataset(X, 1.0), np.array([0, 1, 2, 0]), 3)
+    ok.py_score(np.zeros(ok.n_weights), 0, y)
+    ok.check_implemented()                                 # a full structure never sets it
