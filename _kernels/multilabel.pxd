@@ -15,14 +15,5 @@ cdef class MultiLabelStructure(Structure):
     cdef const int[::1] y                 # n_examples x K indicators, row-major
 
     cdef double _loss_weight(self) noexcept nogil
-    # Micro-F1 surrogate (h = H + m, g = -(|y| + |y_i|), psi = h / (-g)); H is always the
-    # unnormalised mismatch count here, whatever normalize_loss says.
-    # argmax_y H(y, y_i) + m(y) - lam * (|y| + |y_i|) in O(K) (ties: the true value of each label);
-    # writes h and g of the maximiser, returns h + lam * g. work: K doubles.
-    cdef double oracle_f1(self, const double *w, Py_ssize_t i, double lam, int *y_out, double *h_out,
-                          double *g_out, double *work) noexcept nogil
-    # exact argmax_y (H + m) / (|y| + |y_i|) (0 for y = y_i = empty) in O(K log K); ties: the
-    # smallest |y|, then labels in sorted-gain order (lowest index first). Writes h and g of the
-    # maximiser, returns the value. work: 3K doubles.
-    cdef double exact_f1(self, const double *w, Py_ssize_t i, int *y_out, double *h_out, double *g_out,
-                         double *work) noexcept nogil
+    # oracle_f1 and exact_f1 (structure.pxd's Micro-F1 capability): O(K) and O(K log K); ties of
+    # exact_f1: the smallest |y|, then labels in sorted-gain order (lowest index first).

@@ -106,6 +106,7 @@ cdef class MultiLabelStructure(Structure):
         self.normalize_loss = normalize_loss
         self.n_examples = X.n_rows
         self.n_weights = X.n_cols * self.n_labels
+        self.offers_microf1 = True
         self.max_label_len = self.n_labels
 
     def __reduce__(self):

@@ -4,7 +4,6 @@
 # Slot -1 stands for the true label y_i (the point true_h, true_g, psi = 0).
 from ssvmlinear._kernels.surrogate cimport Surrogate
 from ssvmlinear._kernels.structure cimport Structure
-from ssvmlinear._kernels.multilabel cimport MultiLabelStructure
 
 cdef enum:
     SEARCH_NONE = 0          # the lambda = 1 oracle only (margin-rescaling inference)
@@ -50,7 +49,6 @@ cdef class StructureOracle(LabelOracle):
     cdef Py_ssize_t i
     cdef Py_ssize_t L, Lmax
     cdef int microf1                 # Micro-F1 coordinates (multi-label structures; scale must be 1)
-    cdef MultiLabelStructure ml
     cdef object _keep                # numpy buffers
     cdef int *labels                 # capacity x Lmax
     cdef double *work

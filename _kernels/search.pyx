@@ -20,7 +20,6 @@ from ssvmlinear._kernels.surrogate cimport (Surrogate, psi, psi_dh, psi_dg, SURR
                                             SURR_SLACK, SURR_BETA, SURR_GENERALIZED, SURR_MICROF1,
                                             SURR_PROBLOSS, SURR_PROBLOSS_CONVEX, SURR_LOGLOSS)
 from ssvmlinear._kernels.structure cimport Structure
-from ssvmlinear._kernels.multilabel cimport MultiLabelStructure
 
 cdef double NEG_INF_M = -1e299      # structures mark unattainable loss levels with -1e300
 cdef double LAM_MAX = 1e12
@@ -176,10 +175,9 @@ cdef class StructureOracle(LabelOracle):
     """Oracle of one example of a Structure, for the weights scale * w."""
 
     def __init__(self, Structure st, int capacity=64, int kmax=32, bint microf1=False):
-        if microf1:
-            if not isinstance(st, MultiLabelStructure):
-                raise ValueError("the Micro-F1 surrogate needs a multi-label structure")
-            self.ml = st
+        if microf1 and not st.offers_microf1:
+            raise ValueError(f"the Micro-F1 surrogate needs a structure that offers its oracles "
+                             f"(multi-label); {type(st).__name__} does not")
         self.st = st
         self.capacity = capacity
         self.kmax = kmax
@@ -277,7 +275,7 @@ cdef class StructureOracle(LabelOracle):
     cdef int query(self, int slot, double lam) noexcept nogil:
         cdef double m, d
         if self.microf1:
-            self.ml.oracle_f1(self.w, self.i, lam, self.labels + slot * self.Lmax, &self.slot_h[slot],
+            self.st.oracle_f1(self.w, self.i, lam, self.labels + slot * self.Lmax, &self.slot_h[slot],
                               &self.slot_g[slot], self.work)
             self.n_calls += 1
             return 0
@@ -333,7 +331,7 @@ cdef class StructureOracle(LabelOracle):
         if self.microf1:
             if s.kind != SURR_MICROF1:
                 return -2
-            self.ml.exact_f1(self.w, self.i, self.labels + slot * self.Lmax, &self.slot_h[slot],
+            self.st.exact_f1(self.w, self.i, self.labels + slot * self.Lmax, &self.slot_h[slot],
                              &self.slot_g[slot], self.work)
             self.n_calls += 1
             return 1

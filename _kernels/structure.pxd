@@ -70,3 +70,13 @@ cdef class Structure:
     cdef Py_ssize_t loss_indexed_workspace_size(self) noexcept nogil
     cdef void loss_indexed_oracle(self, const double *w, Py_ssize_t i, double *best_m, int *labels,
                                   double *work) noexcept nogil
+    # Capability: the Micro-F1 surrogate's oracles (offers_microf1; multi-label structures). Its
+    # coordinates: h = H + m, g = -(|y| + |y_i|), psi = h / (-g), H the unnormalised mismatch count.
+    # oracle_f1: argmax_y H(y, y_i) + m(y) - lam * (|y| + |y_i|); writes h and g of the maximiser,
+    # returns h + lam * g. exact_f1: the exact argmax of psi (0 for y = y_i = empty); writes h and
+    # g, returns the value. work: workspace_size() / kbest_workspace_size(0) doubles.
+    cdef readonly bint offers_microf1
+    cdef double oracle_f1(self, const double *w, Py_ssize_t i, double lam, int *y_out, double *h_out,
+                          double *g_out, double *work) noexcept nogil
+    cdef double exact_f1(self, const double *w, Py_ssize_t i, int *y_out, double *h_out, double *g_out,
+                         double *work) noexcept nogil

@@ -4,7 +4,8 @@ from ssvmlinear._kernels.dataset cimport CSRDataset
 
 
 # Indices of Structure.missing: the methods without a meaningful default.
-MISSING_NAMES = (None, "true_label", "score", "loss", "oracle", "gram", "update", "kbest")
+MISSING_NAMES = (None, "true_label", "score", "loss", "oracle", "gram", "update", "kbest", "oracle_f1",
+                 "exact_f1")
 
 
 cdef class Structure:
@@ -101,6 +102,16 @@ cdef class Structure:
     cdef void loss_indexed_oracle(self, const double *w, Py_ssize_t i, double *best_m, int *labels,
                                   double *work) noexcept nogil:
         pass
+
+    cdef double oracle_f1(self, const double *w, Py_ssize_t i, double lam, int *y_out, double *h_out,
+                          double *g_out, double *work) noexcept nogil:
+        self.missing = 8
+        return 0.0
+
+    cdef double exact_f1(self, const double *w, Py_ssize_t i, int *y_out, double *h_out, double *g_out,
+                         double *work) noexcept nogil:
+        self.missing = 9
+        return 0.0
 
     def supports_loss_indexed(self):
         """Whether the structure has a loss-indexed oracle (exact bi-criteria inference)."""

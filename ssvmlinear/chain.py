@@ -6,7 +6,8 @@ from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight
 
-from .base import StructuredSSVM, SOLVERS, COMMON_CONSTRAINTS
+from .base import StructuredSSVM, COMMON_CONSTRAINTS
+from .registry import SOLVERS, solver_for_loss
 from .utils import check_csr
 from ._kernels.dataset import CSRDataset
 from ._kernels.chain import ChainStructure
@@ -153,7 +154,7 @@ class ChainSSVM(ClassifierMixin, StructuredSSVM):
     def _solver_name(self):
         if self.solver is not None:
             return self.solver
-        return {"lse": "sdcd", "margin": "sdm"}.get(self.loss, "pegasos")
+        return solver_for_loss(self.loss)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, lengths=None, sample_weight=None, *, sequence_ids=None):

@@ -5,31 +5,35 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 
-from .base import SOLVER_TYPES, AVAILABLE
+from .registry import SOLVERS, SOLVER_TYPES, STRUCTURES, structure_of, structure_for_file_kind
 from .exceptions import ConvergenceWarning
 from .io import load_svmlight_file
 from .model_io import save_model, load_model, format_label
 from .utils import match_columns, write_atomic
 
-STRUCTURES = ("auto", "multiclass", "chain", "multilabel", "hierarchy")
-AVAILABLE_STRUCTURES = ("multiclass", "chain", "multilabel")
+SOLVER_LINES = "\n".join(f"\t {number} -- {text}" for s in SOLVERS.values() for number, _, text in s.cli)
+STRUCTURE_LINES = "\n".join(f"\t{s.name}" + (f": {s.usage}" if s.usage else "") for s in STRUCTURES.values())
 
-TRAIN_USAGE = """\
+
+def _types_taking(flag):
+    """The -s numbers an option applies to: -l to those whose loss it chooses, -S to those whose
+    solver searches for the loss -l chooses, the others to those whose solver takes them."""
+    def takes(solver, loss):
+        if flag == "l":
+            return loss is None
+        return flag in SOLVERS[solver].cli_options and (flag != "S" or loss is None)
+    return ", ".join(str(n) for n, (solver, loss) in sorted(SOLVER_TYPES.items()) if takes(solver, loss))
+
+
+TRAIN_USAGE = f"""\
 Usage: ssvm-train [options] training_set_file [model_file]
 options:
 -s type : solver and surrogate (default 0)
-	 0 -- sequential dual method, margin rescaling (SDM)
-	 1 -- sequential dual coordinate descent, linear summed error (LSE-SDCD)
-	 2 -- one-slack cutting plane, margin rescaling
-	 3 -- one-slack cutting plane, linear summed error
-	 4 -- Pegasos SGD, any surrogate (-l) and search (-S)
-	 5 -- GDMM   (not yet available)
-	 6 -- NHSVM / Shared SVM   (not yet available)
--t structure : auto, multiclass, chain, multilabel or hierarchy (default auto: a file with qid:
-	is a chain, one with label lists l1,l2 is multilabel, otherwise multiclass; -t multiclass
-	reads a qid file as independent examples; -t multilabel reads a file whose lines all hold one
-	label as multi-label). Available now: multiclass, chain, multilabel
-	(multilabel: independent labels, Hamming loss; use -B 1 for per-label bias terms)
+{SOLVER_LINES}
+-t structure : auto or one of (default auto: a file with qid: is a chain, one with label lists
+	l1,l2 is multilabel, otherwise multiclass; -t multiclass reads a qid file as independent
+	examples; -t multilabel reads a file whose lines all hold one label as multi-label)
+{STRUCTURE_LINES}
 -l loss : surrogate for -s 4 and -s 2 (default margin): margin, slack, beta:B,
 	generalized:A,B, probloss, probloss-convex, logloss, microf1 (multilabel) (see
 	ssvmlinear.surrogates); -s 2 takes those convex in the margin (all but probloss)
@@ -42,7 +46,7 @@ options:
 -c cost : set the parameter C (default 1); objective 1/2||w||^2 + C sum_i loss_i
 -e epsilon : set tolerance of termination criterion
 	-s 0: stop after a pass over all examples in which every example's KKT violation
-	      max_y H_i(y) - min_{y: alpha_i(y) > 0} H_i(y) <= eps,
+	      max_y H_i(y) - min_{{y: alpha_i(y) > 0}} H_i(y) <= eps,
 	      H_i(y) = Delta(y, y_i) + f(y) - f(y_i)  (LIBLINEAR -s 4's rule; default 0.1)
 	-s 1: stop after an oracle pass in which no example's sum of squared dual changes,
 	      divided by C, exceeds eps (Balamurugan et al.'s rule; default 1e-4)
@@ -161,7 +165,10 @@ def train_main(argv=None):
         if stype not in SOLVER_TYPES:
             raise UsageError(f"unknown solver type -s {stype}")
         solver, loss = SOLVER_TYPES[stype]
-        if solver == "pegasos" or (solver == "cutting-plane" and loss == "margin" and "l" in opts):
+        for flag in ("l", "S", "b"):
+            if flag in opts and str(stype) not in _types_taking(flag).split(", "):
+                raise UsageError(f"-{flag} applies to -s {_types_taking(flag)}")
+        if loss is None:            # the surrogate is -l's
             from .search import METHODS
             from .surrogates import parse_surrogate
             loss = opts.get("l", "margin")
@@ -171,19 +178,11 @@ def train_main(argv=None):
                 raise UsageError(f"-l: {e}") from None
             if opts.get("S", "hull") not in METHODS:
                 raise UsageError(f"-S: unknown search {opts['S']!r}; expected one of {', '.join(METHODS)}")
-            if opts.get("b", 1) < 1:
-                raise UsageError("-b: batch size must be >= 1")
-            if solver != "pegasos" and "b" in opts:
-                raise UsageError("-b applies to -s 4 (Pegasos) and -s 0 (SDM)")
-        elif "l" in opts or "S" in opts or ("b" in opts and solver != "sdm"):
-            raise UsageError("-l and -S apply to -s 2 and -s 4, -b to -s 4 and -s 0")
-        elif opts.get("b", 1) < 1:
+        if opts.get("b", 1) < 1:
             raise UsageError("-b: batch size must be >= 1")
-        elif (solver, loss) not in AVAILABLE:
-            raise UsageError(f"-s {stype} ({solver}, {loss}) is not available in this version; use -s 0")
         structure = opts.get("t", "auto")
-        if structure not in STRUCTURES:
-            raise UsageError(f"unknown structure -t {structure}; expected one of {', '.join(STRUCTURES)}")
+        if structure != "auto" and structure not in STRUCTURES:
+            raise UsageError(f"unknown structure -t {structure}; expected auto or one of {', '.join(STRUCTURES)}")
         for key, name in (("c", "C"), ("e", "epsilon")):
             if key in opts and not opts[key] > 0:
                 raise UsageError(f"-{key}: {name} must be > 0")
@@ -198,22 +197,14 @@ def train_main(argv=None):
     try:
         if "v" not in opts:
             check_model_path(model_file)
-        kind = "auto" if structure == "auto" else {"multiclass": "multiclass", "chain": "sequence",
-                                                    "multilabel": "multilabel", "hierarchy": "multiclass"}[structure]
-        data = load_svmlight_file(train_file, zero_based=False, kind=kind)
-        detected = "multiclass"
-        if structure == "auto":
-            if len(data) == 3:
-                detected = "chain"
-            elif sp.issparse(data[1]) or np.ndim(data[1]) == 2:
-                detected = "multilabel"
-        else:
-            detected = structure
-        if detected not in AVAILABLE_STRUCTURES:
-            raise ValueError(f"{train_file}: structure '{detected}' is not available in this version")
+        data = load_svmlight_file(train_file, zero_based=False,
+                                  kind="auto" if structure == "auto" else STRUCTURES[structure].file_kind)
         X, y = data[0], data[1]
-        lengths = data[2] if detected == "chain" else None
-        if detected == "multilabel":
+        lengths = data[2] if len(data) == 3 else None
+        label_sets = sp.issparse(y)
+        spec = STRUCTURES[structure] if structure != "auto" else structure_for_file_kind(
+            "sequence" if lengths is not None else "multilabel" if label_sets else "multiclass")
+        if label_sets:
             # column j of the loaded Y is label value j: train over the labels that occur (a label
             # 2000000000 must not ask for two billion columns)
             label_values, cols = np.unique(y.indices, return_inverse=True)
@@ -223,21 +214,8 @@ def train_main(argv=None):
                       max_iter=opts.get("m", 1000), fit_intercept=bias > 0,
                       intercept_scaling=bias if bias > 0 else 1.0, n_jobs=opts.get("n", 1),
                       random_state=opts.get("r", 1), verbose=0 if quiet else 1)
-        if solver == "pegasos":
-            common.update(search=opts.get("S", "hull"), batch_size=opts.get("b", 1))
-        elif solver == "cutting-plane" and "l" in opts:
-            common.update(search=opts.get("S", "hull"))
-        elif solver == "sdm":
-            common.update(oracle_batch=opts.get("b", 1))
-        if detected == "chain":
-            from .chain import ChainSSVM
-            est = ChainSSVM(**common)
-        elif detected == "multilabel":
-            from .multilabel import MultiLabelSSVM
-            est = MultiLabelSSVM(**common)
-        else:
-            from .multiclass import MulticlassSSVM
-            est = MulticlassSSVM(**common)
+        common.update({param: opts[flag] for flag, param in SOLVERS[solver].cli_options.items() if flag in opts})
+        est = spec.estimator_class()(**common)
         with warnings.catch_warnings():
             if quiet:
                 warnings.simplefilter("ignore", ConvergenceWarning)
@@ -247,7 +225,7 @@ def train_main(argv=None):
                 est.set_params(verbose=0)
                 pred = cross_val_predict(est, X, y, opts["v"], seed=opts.get("r", 1), n_jobs=opts.get("n", 1),
                                          lengths=lengths)
-                if detected == "multilabel":
+                if label_sets:
                     for line in multilabel_report(y, pred):
                         _say(f"Cross Validation {line}")
                     return 0
@@ -258,7 +236,7 @@ def train_main(argv=None):
                 est.fit(X, y) if lengths is None else est.fit(X, y, lengths)
             except ValueError as e:   # the data's problem: name the file it came from
                 raise ValueError(f"{train_file}: {e}") from None
-            if detected == "multilabel":
+            if label_sets:
                 est.classes_ = label_values[est.classes_]
         if not quiet:
             _say(training_summary(est))
@@ -290,18 +268,13 @@ def predict_main(argv=None):
     try:
         model = load_model(model_file)
         model.n_jobs = opts.get("n", 1)
-        from .chain import ChainSSVM
-        from .multilabel import MultiLabelSSVM
-        if isinstance(model, MultiLabelSSVM):
+        kind = structure_of(model).file_kind
+        if kind == "multilabel":
             return _predict_multilabel(model, test_file, output_file, opts.get("q", False))
-        if isinstance(model, ChainSSVM):
-            data = load_svmlight_file(test_file, zero_based=False, kind="sequence")
-            X, y, lengths = data
-            pred = model.predict(match_columns(X, model.n_features_in_), lengths)
-        else:
-            X, y = load_svmlight_file(test_file, zero_based=False, kind="multiclass")[:2]
-            lengths = None
-            pred = model.predict(match_columns(X, model.n_features_in_))
+        data = load_svmlight_file(test_file, zero_based=False, kind=kind)
+        X, y, lengths = data[0], data[1], (data[2] if kind == "sequence" else None)
+        X = match_columns(X, model.n_features_in_)
+        pred = model.predict(X) if lengths is None else model.predict(X, lengths)
         pred_text = [format_label(p) for p in pred]
         write_atomic(output_file, "".join(p + "\n" for p in pred_text))
         if not opts.get("q"):

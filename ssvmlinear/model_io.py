@@ -22,6 +22,7 @@ import os
 
 import numpy as np
 
+from .registry import STRUCTURES, structure_of
 from .utils import write_atomic, check_memory
 
 MAGIC = "ssvmlinear_model"
@@ -41,13 +42,6 @@ def _label_type(classes):
     return {"i": "int", "u": "int", "f": "float", "b": "bool"}.get(kind, "str")
 
 
-def _estimator_classes():
-    from .multiclass import MulticlassSSVM
-    from .chain import ChainSSVM
-    from .multilabel import MultiLabelSSVM
-    return {"multiclass": MulticlassSSVM, "chain": ChainSSVM, "multilabel": MultiLabelSSVM}
-
-
 def _format_rows(block):
     return "".join(" ".join("%.17g" % v for v in row) + "\n" for row in block)
 
@@ -60,7 +54,7 @@ def _model_lines(estimator, structure):
     W = estimator.coef_            # (columns, nr_feature)
     d = estimator.n_features_in_
     head = [f"{MAGIC} {FORMAT_VERSION}",
-            f"structure {structure}",
+            f"structure {structure.name}",
             f"solver {estimator._solver_name}",
             f"loss {estimator.loss}",
             f"C {estimator.C!r}",
@@ -69,13 +63,8 @@ def _model_lines(estimator, structure):
             "label " + " ".join(format_label(c) for c in classes),
             f"nr_feature {d}",
             f"bias {bias!r}" if bias > 0 else "bias -1"]
-    if structure == "chain":
-        head += [f"start_end {int(bool(estimator.start_end))}",
-                 f"normalize_loss {int(bool(estimator.normalize_loss))}"]
-    elif structure == "multilabel":
-        output = estimator._output
-        head += [f"normalize_loss {int(bool(estimator.normalize_loss))}",
-                 f"output {output if isinstance(output, str) else np.dtype(output).name}"]
+    head += [f"{p} {int(bool(getattr(estimator, p)))}" for p in structure.model_params]
+    head += [f"{key} {value}" for key, value in estimator._model_header()]
     rows = np.flatnonzero(W.any(axis=0))
     bias_row = estimator.intercept_ / bias if bias > 0 else None
     has_bias_row = bias_row is not None and bool(np.any(bias_row))
@@ -87,18 +76,14 @@ def _model_lines(estimator, structure):
         yield "".join(f"{j + 1} " + " ".join("%.17g" % v for v in W[:, j]) + "\n" for j in chunk)
     if has_bias_row:
         yield f"{d + 1} " + " ".join("%.17g" % v for v in bias_row) + "\n"
-    if structure == "chain":
-        yield "transition\n" + _format_rows(estimator.transition_)
-        if estimator.start_end:
-            yield "start\n" + _format_rows(estimator.start_[None, :]) + "end\n" + _format_rows(estimator.end_[None, :])
+    params = {p: getattr(estimator, p) for p in structure.model_params}
+    for name, n_rows, n_cols in structure.blocks(len(classes), params):   # block "x" is attribute x_
+        yield f"{name}\n" + _format_rows(np.asarray(getattr(estimator, name + "_")).reshape(n_rows, n_cols))
 
 
 def save_model(estimator, path):
     """Write a fitted estimator to `path` (text, format 2: only the non-zero weight rows)."""
-    kinds = {cls: name for name, cls in _estimator_classes().items()}
-    if type(estimator) not in kinds:
-        raise TypeError(f"cannot save a {type(estimator).__name__}")
-    structure = kinds[type(estimator)]
+    structure = structure_of(estimator)
     estimator._check_fitted()
     classes = estimator.classes_
     if _label_type(classes) == "str" and any(not str(c) or any(ch.isspace() for ch in str(c)) for c in classes):
@@ -206,10 +191,10 @@ def _read_model(src):
     for key in required + (["nr_w_rows"] if version >= 2 else []):
         if key not in header:
             fail(f"header has no '{key}' line")
-    structure = header["structure"][1]
-    classes_by_name = _estimator_classes()
-    if structure not in classes_by_name:
-        fail(f"unknown structure {structure!r}", header["structure"][0])
+    if header["structure"][1] not in STRUCTURES:
+        fail(f"unknown structure {header['structure'][1]!r}", header["structure"][0])
+    structure = STRUCTURES[header["structure"][1]]
+    estimator_class = structure.estimator_class()
 
     def number(key, conv, default=None):
         if key not in header:
@@ -240,25 +225,12 @@ def _read_model(src):
 
     kwargs = dict(C=C, loss=header["loss"][1], solver=header["solver"][1], fit_intercept=bias > 0,
                   intercept_scaling=bias if bias > 0 else 1.0)
-    output = None
-    if structure in ("chain", "multilabel"):
-        kwargs["normalize_loss"] = bool(number("normalize_loss", int, 0))
-    if structure == "chain":
-        kwargs["start_end"] = bool(number("start_end", int, 0))
-    if structure == "multilabel":
-        output = header.get("output", (0, "sparse"))[1]
-        if output not in ("sparse", "binary"):
-            try:
-                output = np.dtype(output)
-            except TypeError:
-                fail(f"unknown output {output!r}", header["output"][0])
-            if output.kind not in "biuf":
-                fail(f"unknown output {output.name!r}", header["output"][0])
-        if output == "binary" and K != 2:
-            fail(f"a binary multilabel model has 2 labels, not {K}", header["label"][0])
-    n_cols = K if output != "binary" else 1          # weight columns
+    for p in structure.model_params:
+        kwargs[p] = bool(number(p, int, 0))
+    n_cols, restore = estimator_class._model_layout(header, K, fail)   # weight columns
     n_rows = d + (1 if bias > 0 else 0)              # weight rows (features, then the bias)
-    extra = K * K + (2 * K if kwargs.get("start_end") else 0) if structure == "chain" else 0
+    blocks = structure.blocks(K, kwargs)
+    extra = sum(r * c for _, r, c in blocks)
     if version >= 2:
         n_listed = number("nr_w_rows", int)
         if not 0 <= n_listed <= n_rows:
@@ -287,23 +259,18 @@ def _read_model(src):
         for r in range(n_rows):
             UT[:, r] = src.numbers(n_cols, "w")[1]
     parts = [UT.T]   # a feature-major (n_rows, K) view; estimators take their coef_ from it without a transposing copy
-    if structure == "chain":
-        src.expect("transition")
-        parts.append(src.dense_block(K, K, "transition").ravel())
-        if kwargs["start_end"]:
-            src.expect("start")
-            parts.append(src.dense_block(1, K, "start").ravel())
-            src.expect("end")
-            parts.append(src.dense_block(1, K, "end").ravel())
+    for name, r, c in blocks:
+        src.expect(name)
+        parts.append(src.dense_block(r, c, name).ravel())
     while True:
         line = src.next()
         if line is None:
             break
         if line.strip():
             fail("unexpected content after the weights")
-    est = classes_by_name[structure](**kwargs)
+    est = estimator_class(**kwargs)
     est._set_weights(np.concatenate([p.ravel() for p in parts]) if len(parts) > 1 else parts[0], d, classes, bias)
-    if output is not None:
-        est._output = output
+    if restore is not None:
+        restore(est)
     est.n_iter_ = 0
     return est

@@ -6,7 +6,8 @@ from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight
 
-from .base import StructuredSSVM, SOLVERS, COMMON_CONSTRAINTS
+from .base import StructuredSSVM, COMMON_CONSTRAINTS
+from .registry import SOLVERS
 from .utils import check_csr, class_weight_vector
 from ._kernels.dataset import CSRDataset
 from ._kernels.multiclass import MulticlassStructure
@@ -154,9 +155,6 @@ class MulticlassSSVM(ClassifierMixin, StructuredSSVM):
         w = self._solve(structure, Cs, ("multiclass", self._solver_name, self.loss, X.shape, bias, tuple(classes.tolist())),
                         primal=primal)
         self._set_weights(w, X.shape[1], classes, bias)
-        if self.loss == "lse" and self._solver_name != "sdcd":
-            self.objective_ = primal(w)
-            self.gap_ = self.objective_ - self.dual_objective_
         return self
 
     def _set_weights(self, w, n_features, classes, bias):

@@ -9,7 +9,8 @@ from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import _check_sample_weight, column_or_1d
 
-from .base import StructuredSSVM, SOLVERS, COMMON_CONSTRAINTS
+from .base import StructuredSSVM, COMMON_CONSTRAINTS
+from .registry import SOLVERS, solver_for_loss
 from .multiclass import MulticlassSSVM
 from .metrics import example_accuracy
 from .utils import check_csr
@@ -95,7 +96,7 @@ class MultiLabelSSVM(MultiOutputMixin, ClassifierMixin, StructuredSSVM):
     def _solver_name(self):
         if self.solver is not None:
             return self.solver
-        return {"lse": "sdcd", "margin": "sdm"}.get(self.loss, "pegasos")
+        return solver_for_loss(self.loss)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -129,6 +130,27 @@ class MultiLabelSSVM(MultiOutputMixin, ClassifierMixin, StructuredSSVM):
         # the same feature-major n_cols x K layout as the multiclass model
         MulticlassSSVM._set_weights(self, w, n_features, classes, bias)
         self._output = "sparse"
+
+    def _model_header(self):
+        output = self._output
+        return [("output", output if isinstance(output, str) else np.dtype(output).name)]
+
+    @classmethod
+    def _model_layout(cls, header, n_classes, fail):
+        line, output = header.get("output", (0, "sparse"))
+        if output not in ("sparse", "binary"):
+            try:
+                output = np.dtype(output)
+            except TypeError:
+                fail(f"unknown output {output!r}", line)
+            if output.kind not in "biuf":
+                fail(f"unknown output {output.name!r}", line)
+        if output == "binary" and n_classes != 2:
+            fail(f"a binary multilabel model has 2 labels, not {n_classes}", header["label"][0])
+
+        def restore(est):
+            est._output = output
+        return (1 if output == "binary" else n_classes), restore
 
     @property
     def _binary(self):

@@ -84,12 +84,13 @@ def test_cross_validation_matches_manual_folds(train_test_files):
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["-s", "5"], "-s 5 (gdmm, margin) is not available"),
+    (["-s", "5"], "unknown solver type -s 5"),
     (["-s", "4", "-l", "hinge"], "-l: unknown loss"),
     (["-s", "4", "-S", "golden"], "-S: unknown search"),
-    (["-l", "slack"], "-l and -S apply to -s 2 and -s 4"),
-    (["-s", "2", "-l", "slack", "-b", "4"], "-b applies to -s 4"),
-    (["-s", "1", "-b", "4"], "-b to -s 4 and -s 0"),
+    (["-l", "slack"], "-l applies to -s 2, 4"),
+    (["-s", "3", "-S", "exact"], "-S applies to -s 2, 4"),
+    (["-s", "2", "-l", "slack", "-b", "4"], "-b applies to -s 0, 4"),
+    (["-s", "1", "-b", "4"], "-b applies to -s 0, 4"),
     (["-b", "0"], "-b: batch size must be >= 1"),
     (["-s", "9"], "unknown solver type"),
     (["-c", "-1"], "C must be > 0"),

@@ -364,3 +364,15 @@ def test_a_structure_without_a_method_raises_instead_of_returning_zero():
     ok = MulticlassStructure(CSRDataset(X, 1.0), np.array([0, 1, 2, 0]), 3)
     ok.py_score(np.zeros(ok.n_weights), 0, y)
     ok.check_implemented()                                 # a full structure never sets it
+
+
+def test_microf1_is_a_capability_not_a_class():
+    X = sp.random(4, 3, density=0.7, random_state=0, format="csr")
+    mc = MulticlassStructure(CSRDataset(X, 1.0), np.array([0, 1, 2, 0]), 3)
+    assert not mc.offers_microf1
+    with pytest.raises(ValueError, match="MulticlassStructure does not"):
+        StructureOracle(mc, microf1=True)
+    from ssvmlinear._kernels.multilabel import MultiLabelStructure
+    ml = MultiLabelStructure(CSRDataset(X, 1.0), np.eye(4, 3, dtype=np.int32), False)
+    assert ml.offers_microf1
+    StructureOracle(ml, microf1=True).run(np.zeros(ml.n_weights), 0, "microf1", "exact")
