@@ -66,7 +66,7 @@ cdef class OneSlackOracle:
     cdef double[::1] chunk_b           # per-chunk results of the last pass
     cdef double[::1] chunk_h
     cdef long long[::1] chunk_calls
-    cdef readonly long long n_changes  # labels that entered or left the constraint in cache passes
+    cdef long long[::1] chunk_changes  # labels that entered or left the constraint in cache passes
 
     def __cinit__(self):
         self.size = NULL
@@ -110,7 +110,7 @@ cdef class OneSlackOracle:
         self.chunk_b = np.zeros(self.n_chunks)
         self.chunk_h = np.zeros(self.n_chunks)
         self.chunk_calls = np.zeros(self.n_chunks, dtype=np.int64)
-        self.n_changes = 0
+        self.chunk_changes = np.zeros(self.n_chunks, dtype=np.int64)
         self.size = <int *> calloc(m, sizeof(int))
         self.cap = <int *> calloc(m, sizeof(int))
         self.ring = <int *> calloc(m, sizeof(int))
@@ -381,7 +381,7 @@ cdef class OneSlackOracle:
         self.chunk_h[c] = hsum
         self.chunk_calls[c] = calls
         if not use_oracle:
-            self.n_changes += changes
+            self.chunk_changes[c] += changes
         return 0
 
     def pass_chunk(self, const double[::1] w, Py_ssize_t c, bint use_oracle, bint rebuild=False):
@@ -399,9 +399,15 @@ cdef class OneSlackOracle:
         if status < 0:
             raise MemoryError("cutting-plane label caches")
 
+    @property
+    def n_changes(self):
+        """Labels that entered or left the constraint in cache passes (all chunks)."""
+        return int(np.asarray(self.chunk_changes).sum())
+
     def cache_pass(self, const double[::1] w, double[::1] a):
-        """Type-II pass over every chunk in turn (serial; a cache pass is too cheap for threads),
-        then collect(a). Returns (b, hsum, oracle calls = 0)."""
+        """Type-II pass over every chunk in turn in this thread (fit_cutting_plane runs the
+        chunks' pass_chunk on its thread team instead), then collect(a). Returns (b, hsum, oracle
+        calls = 0)."""
         cdef Py_ssize_t c
         cdef int status = 0
         if w.shape[0] != self.n_weights:

@@ -8,6 +8,7 @@ from sklearn.utils.validation import _check_sample_weight
 
 from .base import StructuredSSVM, COMMON_CONSTRAINTS
 from .registry import SOLVERS, solver_for_loss
+from .parallel import run_shards, shard_bounds
 from .utils import check_csr
 from ._kernels.dataset import CSRDataset
 from ._kernels.chain import ChainStructure
@@ -60,19 +61,17 @@ def sequence_weights(sample_weight, lengths, n_rows):
     return _check_sample_weight(sample_weight, np.empty((n_seq, 0)), dtype=np.float64, ensure_non_negative=True)
 
 
+PREDICT_SHARDS = 64   # prediction shards (a few per thread; Viterbi costs vary with length)
+
+
 def predict_structure(structure, w, n_jobs=None):
-    """Flat predicted label indices of every example of a compiled structure (threads over chunks)."""
-    from joblib import Parallel, delayed, effective_n_jobs
+    """Flat predicted label indices of every example of a compiled structure (threads over fixed
+    shards of examples)."""
     n = structure.n_examples
     offsets = np.asarray(structure_offsets(structure), dtype=np.int64)
     out = np.zeros(int(offsets[-1]), dtype=np.int32)
-    jobs = max(1, min(effective_n_jobs(n_jobs), n))
-    if jobs == 1:
-        structure.predict_range(w, 0, n, out, offsets)
-        return out
-    bounds = np.linspace(0, n, 4 * jobs + 1).astype(int)
-    Parallel(n_jobs=jobs, prefer="threads")(
-        delayed(structure.predict_range)(w, int(a), int(b), out, offsets) for a, b in zip(bounds[:-1], bounds[1:]))
+    run_shards(lambda k, lo, hi: structure.predict_range(w, lo, hi, out, offsets),
+               shard_bounds(n, PREDICT_SHARDS), n_jobs)
     return out
 
 

@@ -11,6 +11,9 @@ condition-variable wake-ups instead of polling. Tasks write to disjoint buffers,
 depend on the number of threads.
 """
 import threading
+from functools import partial
+
+import numpy as np
 
 
 class ThreadTeam:
@@ -99,3 +102,19 @@ class ThreadTeam:
                 self._unfinished -= 1
                 if not self._unfinished:
                     self._cond.notify_all()
+
+
+def shard_bounds(n, n_shards):
+    """Fixed contiguous shards of the examples [0, n): shard k is bounds[k] .. bounds[k+1]-1 (at
+    most n shards, at least one). They depend on n and n_shards only, never on the thread count."""
+    return np.linspace(0, n, min(int(n_shards), max(n, 1)) + 1).astype(np.int64)
+
+
+def run_shards(fn, bounds, n_jobs):
+    """Call fn(k, lo, hi) for every shard k of `bounds` on a team of n_jobs threads (joblib's
+    n_jobs convention); returns the results in shard order, so that a reduction in that order
+    does not depend on n_jobs."""
+    from joblib import effective_n_jobs
+    n_shards = len(bounds) - 1
+    with ThreadTeam(max(1, min(effective_n_jobs(n_jobs), n_shards))) as team:
+        return team.run([partial(fn, k, int(bounds[k]), int(bounds[k + 1])) for k in range(n_shards)])

@@ -12,7 +12,7 @@ from functools import partial
 import numpy as np
 
 from .exceptions import ConvergenceWarning
-from .parallel import ThreadTeam
+from .parallel import ThreadTeam, shard_bounds
 from ._kernels.sdm import SDMSolver
 from ._kernels.sdcd import SDCDSolver
 
@@ -311,9 +311,10 @@ def fit_cutting_plane(structure, Cs, tol, max_iter, seed=0, verbose=0, callback=
     that one is not violated by more than the tolerance, or after `max_type2` type-II iterations
     in a row (default CP_MAX_TYPE2 = 5, the two-loop schedule of Balamurugan et al., whose Alg. 2
     runs a type-I pass every kappa2 = 5 passes; 0 = no limit, svm_struct's caching), the
-    loss-augmented oracles are called (a type-I pass, in parallel threads over fixed chunks of
-    examples; their answers join the caches). Both passes update running per-chunk accumulators
-    of the constraint (only labels entering or leaving it are applied). The restricted dual QP
+    loss-augmented oracles are called (a type-I pass; their answers join the caches). Both passes
+    run in parallel threads over fixed chunks of examples and update running per-chunk
+    accumulators of the constraint (only labels entering or leaving it are applied), summed in
+    chunk order, so results do not depend on n_jobs. The restricted dual QP
     over the working set of constraints (_kernels/qp.pyx: OneSlackQP) is solved by an active-set
     method on the simplex polished by SMO, warm-started; constraints whose dual weight stayed
     zero for `inactive_after` iterations are dropped. Constraints are dense vectors of n_weights doubles
@@ -347,7 +348,7 @@ def fit_cutting_plane(structure, Cs, tol, max_iter, seed=0, verbose=0, callback=
     n = structure.n_examples
     if max_type2 is None:
         max_type2 = CP_MAX_TYPE2
-    bounds = np.linspace(0, n, min(CP_CHUNKS, max(n, 1)) + 1).astype(np.int64)
+    bounds = shard_bounds(n, CP_CHUNKS)
     chunks = list(zip(bounds[:-1], bounds[1:]))
     n_chunks = len(chunks)
     orc = OneSlackOracle(structure, Cs, lse, cache_size, exact_violators, bounds)
@@ -374,6 +375,11 @@ def fit_cutting_plane(structure, Cs, tol, max_iter, seed=0, verbose=0, callback=
 
     a = np.zeros(n_weights)
 
+    def cache_pass(w):
+        """Type-II pass (no oracle): the most violated constraint over the caches into `a`."""
+        team.run([partial(orc.pass_chunk, w, k, False) for k in range(n_chunks)])
+        return orc.collect(a)
+
     def oracle_pass(w):
         """Type-I pass: the most violated constraint of the full problem into `a`; (b, hsum)."""
         t = time.perf_counter()
@@ -390,7 +396,7 @@ def fit_cutting_plane(structure, Cs, tol, max_iter, seed=0, verbose=0, callback=
                 np.add(a, p, out=a)
             b, hsum, calls = (sum(r[j] for r in results) for j in range(3))
         elif not oracle:
-            b, hsum, calls = orc.cache_pass(w, a)
+            b, hsum, calls = cache_pass(w)
         else:
             # the running accumulators are rebuilt from scratch now and then (rounding)
             rebuild = stats["oracle_passes"] % REBUILD_EVERY == 0
@@ -419,8 +425,8 @@ def fit_cutting_plane(structure, Cs, tol, max_iter, seed=0, verbose=0, callback=
             cached = surrogate is None and it > 1 and not (max_type2 and since_oracle >= max_type2)
             since_oracle += 1
             if cached:
-                # type-II: hsum = b - w . a, the constraint's value at w
-                b, hs = orc.cache_pass(w, a)[:2]
+                # type-II: hsum = b - w . a, the constraint's value at w (chunks on the team)
+                b, hs = cache_pass(w)[:2]
                 stats["cache_passes"] += 1
             if not cached or hs - xi <= threshold:
                 b, hsum = oracle_pass(w)
