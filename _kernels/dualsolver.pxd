@@ -4,9 +4,10 @@ from libc.stdint cimport uint64_t
 
 from ssvmlinear._kernels.structure cimport Structure
 from ssvmlinear._kernels.workingset cimport WorkingSets
+from ssvmlinear._kernels.team cimport ShardWork
 
 
-cdef class DualSolver:
+cdef class DualSolver(ShardWork):
     cdef Structure st
     cdef readonly WorkingSets ws
     cdef double[::1] w

@@ -24,37 +24,21 @@ method; later ones may get a label that was the most violating a few updates ear
 point w does not change, so the optimum and the stopping rule are unchanged. B = 1 is the
 sequential method (oracle inline, bit-for-bit the unbatched code).
 
-The oracles of a block only read w, so helper threads share them: helper(k) (run by a joblib
-thread, nogil) waits on a condition variable for shared work, claims small ranges of it under a
-mutex and computes them with its own work buffer; the pass's own thread claims ranges too and,
-when none are left, waits for the claimed ones to finish before the visits. Which thread computes
-an answer does not change it, so results are identical for any number of helpers (none: the pass's
-thread computes everything). The primal objective's oracle values are shared the same way and
-summed in example order.
+The oracles of a block only read w, so the solver's Team (team.pxd) shares them: its helper
+threads and the pass's own thread claim small ranges, each with its own work buffer, and the pass
+waits for all before the visits. Which thread computes an answer does not change it, so results
+are identical for any number of helpers (none: the pass's thread computes everything). The primal
+objective's oracle values are shared the same way and summed in example order.
 """
 import numpy as np
 
 from libc.stdlib cimport malloc, realloc, free
 from libc.time cimport timespec
-cdef extern from "threads_compat.h" nogil:
-    ctypedef struct ssvm_mutex_t:
-        pass
-    ctypedef struct ssvm_cond_t:
-        pass
-    int ssvm_mutex_init(ssvm_mutex_t *m)
-    void ssvm_mutex_destroy(ssvm_mutex_t *m)
-    void ssvm_mutex_lock(ssvm_mutex_t *m)
-    void ssvm_mutex_unlock(ssvm_mutex_t *m)
-    int ssvm_cond_init(ssvm_cond_t *c)
-    void ssvm_cond_destroy(ssvm_cond_t *c)
-    void ssvm_cond_wait(ssvm_cond_t *c, ssvm_mutex_t *m)
-    void ssvm_cond_signal(ssvm_cond_t *c)
-    void ssvm_cond_broadcast(ssvm_cond_t *c)
-
 from ssvmlinear._kernels.structure cimport Structure
 from ssvmlinear._kernels.workingset cimport WorkingSets
 from ssvmlinear._kernels.dualsolver cimport DualSolver
 from ssvmlinear._kernels.rng cimport rng_shuffle
+from ssvmlinear._kernels.team cimport Team
 
 
 cdef extern from "<time.h>" nogil:
@@ -71,7 +55,6 @@ cdef inline double _now() noexcept nogil:
 
 # kinds of shared work
 cdef enum:
-    JOB_NONE = 0
     JOB_ORACLES = 1   # the block's oracles: pass positions lo..hi-1 into slots (t - lo)
     JOB_SLACKS = 2    # slack[i] = max_y H_i(y) for examples lo..hi-1 (primal objective)
 
@@ -95,19 +78,10 @@ cdef class SDMSolver(DualSolver):
     cdef int[:, ::1] t_ybuf
     cdef readonly Py_ssize_t n_threads
     cdef double[::1] slack
-    # shared work (guarded by mu): [job_lo, job_hi) of kind job_kind, claimed up to job_next in
-    # ranges of job_grain, job_done finished; helpers sleep on cv_work, the pass thread on cv_done
-    cdef ssvm_mutex_t mu
-    cdef ssvm_cond_t cv_work
-    cdef ssvm_cond_t cv_done
-    cdef bint sync_ready
-    cdef int job_kind
-    cdef Py_ssize_t job_lo, job_hi, job_next, job_done, job_grain
-    cdef bint stopping
-    cdef public int n_helpers          # helpers running (they announce themselves)
+    # the threads that share the blocks' oracles (helpers: ssvmlinear.parallel.KernelTeam)
+    cdef readonly Team team
     # seconds spent in the loss-augmented oracles of type-I passes (wall clock of the pass's thread)
     cdef public double oracle_seconds
-    cdef public long long n_helper_ranges   # ranges computed by helpers (diagnostics)
 
     def __cinit__(self):
         self.H = NULL
@@ -115,12 +89,6 @@ cdef class SDMSolver(DualSolver):
         self.flags = NULL
         self.rows = NULL
         self.scratch_cap = 0
-        self.sync_ready = False
-        if ssvm_mutex_init(&self.mu) != 0:
-            raise MemoryError("mutex")
-        if ssvm_cond_init(&self.cv_work) != 0 or ssvm_cond_init(&self.cv_done) != 0:
-            raise MemoryError("condition variable")
-        self.sync_ready = True
 
     def __init__(self, Structure structure, Cs, unsigned long long seed=0, int max_inner=100,
                  Py_ssize_t batch=1, Py_ssize_t n_threads=1):
@@ -130,10 +98,7 @@ cdef class SDMSolver(DualSolver):
         self.max_inner = max_inner
         self.n_smo_steps = 0
         self.oracle_seconds = 0.0
-        self.n_helper_ranges = 0
-        self.n_helpers = 0
-        self.stopping = False
-        self.job_kind = JOB_NONE
+        self.team = Team(n_threads)
         self.Lmax = max(structure.max_label_len, 1)
         self.batch_cap = batch
         self.b_labels = np.zeros(batch * self.Lmax, dtype=np.int32)
@@ -151,10 +116,6 @@ cdef class SDMSolver(DualSolver):
         free(self.dalpha)
         free(self.flags)
         free(self.rows)
-        if self.sync_ready:
-            ssvm_mutex_destroy(&self.mu)
-            ssvm_cond_destroy(&self.cv_work)
-            ssvm_cond_destroy(&self.cv_done)
 
     cdef int _ensure_scratch(self, Py_ssize_t m) noexcept nogil:
         cdef double *h
@@ -286,7 +247,7 @@ cdef class SDMSolver(DualSolver):
             rng_shuffle(&self.rng_state, &self.order[0], m)
         return m
 
-    cdef void _compute(self, int kind, Py_ssize_t base, Py_ssize_t lo, Py_ssize_t hi,
+    cdef void compute(self, int kind, Py_ssize_t base, Py_ssize_t lo, Py_ssize_t hi,
                        Py_ssize_t tid) noexcept nogil:
         """One claimed range of shared work, with thread tid's scratch (reads w only)."""
         cdef Py_ssize_t t, b, i
@@ -304,65 +265,7 @@ cdef class SDMSolver(DualSolver):
                     self.slack[i] = self.st.oracle(w, i, 1.0, &self.t_ybuf[tid, 0], &m, &d, work)
 
     cdef void _share(self, int kind, Py_ssize_t lo, Py_ssize_t hi, Py_ssize_t grain) noexcept nogil:
-        """Computes [lo, hi) of `kind` with whichever helpers are running; returns when all is done."""
-        cdef Py_ssize_t a, b, base = lo
-        if hi <= lo:
-            return
-        ssvm_mutex_lock(&self.mu)
-        self.job_kind, self.job_lo, self.job_hi = kind, lo, hi
-        self.job_next, self.job_done, self.job_grain = lo, 0, max(grain, 1)
-        if self.n_helpers > 0:
-            ssvm_cond_broadcast(&self.cv_work)
-        while self.job_next < self.job_hi:
-            a = self.job_next
-            b = min(a + self.job_grain, self.job_hi)
-            self.job_next = b
-            ssvm_mutex_unlock(&self.mu)
-            self._compute(kind, base, a, b, 0)
-            ssvm_mutex_lock(&self.mu)
-            self.job_done += b - a
-        while self.job_done < self.job_hi - self.job_lo:
-            ssvm_cond_wait(&self.cv_done, &self.mu)
-        self.job_kind = JOB_NONE
-        ssvm_mutex_unlock(&self.mu)
-
-    def helper(self, Py_ssize_t tid):
-        """Body of helper thread tid (1 <= tid < n_threads): computes claimed ranges of shared work
-        until stop_helpers(); releases the GIL throughout. Only one call per tid at a time."""
-        cdef int kind
-        cdef Py_ssize_t a, b, base
-        cdef long long ranges = 0
-        if not 1 <= tid < self.n_threads:
-            raise ValueError(f"helper: tid must lie in [1, {self.n_threads})")
-        with nogil:
-            ssvm_mutex_lock(&self.mu)
-            self.n_helpers += 1
-            while not self.stopping:
-                if self.job_kind != JOB_NONE and self.job_next < self.job_hi:
-                    kind, base = self.job_kind, self.job_lo
-                    a = self.job_next
-                    b = min(a + self.job_grain, self.job_hi)
-                    self.job_next = b
-                    ssvm_mutex_unlock(&self.mu)
-                    self._compute(kind, base, a, b, tid)
-                    ranges += 1
-                    ssvm_mutex_lock(&self.mu)
-                    self.job_done += b - a
-                    if self.job_done == self.job_hi - self.job_lo:
-                        ssvm_cond_signal(&self.cv_done)
-                else:
-                    ssvm_cond_wait(&self.cv_work, &self.mu)
-            self.n_helpers -= 1
-            self.n_helper_ranges += ranges
-            ssvm_mutex_unlock(&self.mu)
-
-    def stop_helpers(self):
-        """Makes every helper return (now, or as soon as it starts)."""
-        with nogil:
-            ssvm_mutex_lock(&self.mu)
-            self.stopping = True
-            ssvm_cond_broadcast(&self.cv_work)
-            ssvm_mutex_unlock(&self.mu)
+        self.team.share(<void *> self, kind, lo, hi, grain)
 
     cdef double _visits(self, Py_ssize_t start, Py_ssize_t stop, double inner_tol) noexcept nogil:
         """Visits of order[start:stop] with the block's oracle answers; max violation, -1 on OOM."""

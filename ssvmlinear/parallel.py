@@ -118,3 +118,35 @@ def run_shards(fn, bounds, n_jobs):
     n_shards = len(bounds) - 1
     with ThreadTeam(max(1, min(effective_n_jobs(n_jobs), n_shards))) as team:
         return team.run([partial(fn, k, int(bounds[k]), int(bounds[k + 1])) for k in range(n_shards)])
+
+
+class KernelTeam:
+    """Runs the n_threads - 1 helper threads of a kernel Team (_kernels/team.pyx) for the length
+    of a `with` block: one joblib call (`require="sharedmem"`: a thread backend configured with
+    joblib.parallel_config is used as configured, process and cluster backends are replaced by
+    threads, which the shared buffers need); the helpers sleep in the kernel between jobs."""
+
+    def __init__(self, team):
+        self.team = team
+        self._helpers = None
+
+    def __enter__(self):
+        if self.team.n_threads > 1:
+            from joblib import Parallel, delayed
+            caller = threading.get_ident()
+
+            def helper(k):
+                if threading.get_ident() != caller:   # a backend running it inline would deadlock
+                    self.team.helper(k)
+            self.team.restart()
+            self._helpers = Parallel(n_jobs=self.team.n_threads, require="sharedmem", return_as="generator")(
+                delayed(helper)(k) for k in range(1, self.team.n_threads))
+        return self.team
+
+    def __exit__(self, *exc):
+        if self._helpers is not None:
+            self.team.stop_helpers()
+            for _ in self._helpers:    # joins them
+                pass
+            self._helpers = None
+        return False

@@ -12,7 +12,7 @@ from functools import partial
 import numpy as np
 
 from .exceptions import ConvergenceWarning
-from .parallel import ThreadTeam, shard_bounds
+from .parallel import ThreadTeam, KernelTeam, shard_bounds
 from ._kernels.sdm import SDMSolver
 from ._kernels.sdcd import SDCDSolver
 
@@ -119,8 +119,7 @@ def fit_sdm(structure, Cs, tol, max_iter, seed, verbose=0, callback=None, estima
     The primal evaluations (one oracle per example) are shared for any B, with the same value as
     in one thread. oracle_seconds: wall-clock seconds of the type-I passes' oracle phase.
     """
-    import threading
-    from joblib import Parallel, delayed, effective_n_jobs
+    from joblib import effective_n_jobs
 
     batch = max(1, int(oracle_batch))
     n = structure.n_examples
@@ -131,19 +130,9 @@ def fit_sdm(structure, Cs, tol, max_iter, seed, verbose=0, callback=None, estima
     inner_tol = 0.1 * tol
     monitor_primal = monitor_primal or verbose >= 2 or callback is not None
     # threads - 1 helpers run for the whole fit, sleeping in the kernel between shared oracle
-    # blocks (one joblib call per fit: a call per block would cost joblib's 10 ms result polling).
-    # They write into the solver's buffers, so joblib is asked for shared memory: a thread backend
-    # configured by the caller (parallel_config) is used as configured, a process or cluster
-    # backend is replaced by threads (as in the cutting plane's oracle phase).
-    helpers = None
-    if threads > 1:
-        main = threading.get_ident()
-
-        def helper(k):
-            if threading.get_ident() != main:      # never block the fitting thread itself
-                solver.helper(k)
-        helpers = Parallel(n_jobs=threads, require="sharedmem", return_as="generator")(
-            delayed(helper)(k) for k in range(1, threads))
+    # blocks (parallel.KernelTeam: one joblib call per fit).
+    helpers = KernelTeam(solver.team)
+    helpers.__enter__()
 
     primal_curve, dual_curve, timestamps = [], [], []
     passes = outer = 0
@@ -195,10 +184,7 @@ def fit_sdm(structure, Cs, tol, max_iter, seed, verbose=0, callback=None, estima
         if not converged:   # (a converged fit has just evaluated it)
             primal = solver.primal()
     finally:
-        if helpers is not None:
-            solver.stop_helpers()
-            for _ in helpers:
-                pass
+        helpers.__exit__(None, None, None)
     warn_if_unfinished("SDM", interrupted, not converged and passes >= max_iter, max_iter,
                        f"the KKT violation fell to tol={tol:.3g}")
     dual = solver.dual()

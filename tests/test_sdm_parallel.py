@@ -134,9 +134,9 @@ def test_kernel_checks_its_block_buffers():
     with pytest.raises(ValueError, match="exceeds"):
         solver.run_pass(True, 1e-3, 5)
     with pytest.raises(ValueError, match="tid"):
-        solver.helper(0)
-    solver.stop_helpers()
-    helper = threading.Thread(target=solver.helper, args=(1,))   # returns at once after stop_helpers
+        solver.team.helper(0)
+    solver.team.stop_helpers()
+    helper = threading.Thread(target=solver.team.helper, args=(1,))   # returns at once after stop_helpers
     helper.start()
     helper.join(10.0)
     assert not helper.is_alive()
