@@ -9,8 +9,9 @@ fractional hull answer: one update per label, weighted). Optional projection ont
 radius 1/sqrt(lambda), and averaging of the iterates.
 
 w is kept as scale * v so that the shrink step is O(1); updates touch only the nonzeros of x_i.
-The searches of a mini-batch only read v, so they run in parallel (one StructureOracle per
-thread); their updates are then applied in batch order, so results do not depend on n_jobs.
+The searches of a mini-batch only read v, so the solver's Team (team.pxd) shares them (one
+StructureOracle per thread, each search writing its batch slot); their updates are then applied in
+batch order, so results do not depend on n_jobs. A whole epoch runs in the kernel, without the GIL.
 """
 import numpy as np
 from libc.math cimport sqrt
@@ -20,11 +21,18 @@ from ssvmlinear._kernels.structure cimport Structure
 from ssvmlinear._kernels.surrogate cimport Surrogate, psi, psi_dh, SURR_MICROF1
 from ssvmlinear._kernels.search cimport (StructureOracle, SearchResult, run_search, SEARCH_NONE,
                                          SEARCH_HULL)
+from ssvmlinear._kernels.team cimport ShardWork, Team
+from libc.stdlib cimport malloc, free
 
 DEF WARM = 4          # labels remembered per example (the label cache / previous hull vertices)
 
 
-cdef class PegasosSolver:
+cdef enum:
+    JOB_SEARCHES = 1     # searches of batch positions lo..hi-1 (examples job_idx[b]) into slots b
+    JOB_LOSSES = 2       # psi_i of examples lo..hi-1 at job_w into job_out, by job_method
+
+
+cdef class PegasosSolver(ShardWork):
     cdef readonly Structure st
     cdef Surrogate sur
     cdef readonly int method, max_calls
@@ -38,6 +46,13 @@ cdef class PegasosSolver:
     cdef int[::1] cache_n
     cdef Py_ssize_t Lmax
     cdef list oracles
+    cdef void **oracle_of                # oracle_of[tid]: thread tid's StructureOracle (borrowed)
+    cdef readonly Team team
+    # the job being shared (set before Team.share)
+    cdef const Py_ssize_t *job_idx
+    cdef const double *job_w
+    cdef double *job_out
+    cdef int job_method
     # per mini-batch answers: up to 2 labels per example with their update coefficients
     cdef int[::1] b_labels
     cdef double[::1] b_coef
@@ -68,6 +83,12 @@ cdef class PegasosSolver:
         # Micro-F1's oracles add the unscaled Hamming count to the margin: keep scale = 1 for it
         self.oracles = [StructureOracle(st, capacity=cap, microf1=kind == SURR_MICROF1)
                         for _ in range(max(n_oracles, 1))]
+        self.oracle_of = <void **> malloc(len(self.oracles) * sizeof(void *))
+        if self.oracle_of == NULL:
+            raise MemoryError()
+        for k, o in enumerate(self.oracles):
+            self.oracle_of[k] = <void *> o
+        self.team = Team(len(self.oracles))
         self.bmax = max(batch_size, 1)
         self.b_labels = np.zeros(self.bmax * 2 * self.Lmax, dtype=np.int32)
         self.b_coef = np.zeros(self.bmax * 2)
@@ -163,51 +184,56 @@ cdef class PegasosSolver:
         self.avg_c = 0.0
         self.scale = 1.0
 
-    def epoch_serial(self, const Py_ssize_t[::1] order, Py_ssize_t batch_size):
-        """One pass over `order` in mini-batches, searches and updates in this thread (nogil)."""
+    def __dealloc__(self):
+        free(self.oracle_of)
+
+    cdef void compute(self, int kind, Py_ssize_t base, Py_ssize_t lo, Py_ssize_t hi,
+                      Py_ssize_t tid) noexcept nogil:
+        cdef Py_ssize_t b, i
+        if kind == JOB_SEARCHES:
+            for b in range(lo, hi):
+                self._search_one(<StructureOracle> self.oracle_of[tid], self.job_idx[b], b)
+        else:
+            for i in range(lo, hi):
+                self.job_out[i] = self._loss_one(<StructureOracle> self.oracle_of[tid], i)
+
+    cdef double _loss_one(self, StructureOracle o, Py_ssize_t i) noexcept nogil:
+        """psi_i at job_w by job_method."""
+        cdef SearchResult r
+        o.set_example(self.job_w, 1.0, i)
+        r = run_search(o, &self.sur, self.job_method, 1.0, self.ratio, self.max_calls, 0)
+        return r.value if not r.error else 0.0
+
+    def epoch(self, const Py_ssize_t[::1] order, Py_ssize_t batch_size):
+        """One pass over `order` in mini-batches: each batch's searches shared by the team, then
+        its update (nogil throughout)."""
         cdef Py_ssize_t s, b, nb, n = order.shape[0]
-        cdef StructureOracle o = self.oracles[0]
+        cdef Py_ssize_t grain = max(1, batch_size // (2 * self.team.n_threads))
         cdef long long calls = 0
+        if batch_size > self.bmax:
+            raise ValueError(f"batch_size {batch_size} exceeds the solver's {self.bmax}")
         with nogil:
             s = 0
             while s < n:
                 nb = min(batch_size, n - s)
+                self.job_idx = &order[s]
+                self.team.share(<void *> self, JOB_SEARCHES, 0, nb, grain)
                 for b in range(nb):
-                    self._search_one(o, order[s + b], b)
                     calls += self.b_calls[b]
                 self._apply(&order[s], nb)
                 s += nb
         self.n_calls_total += calls
 
-    def search_range(self, const Py_ssize_t[::1] idx, Py_ssize_t lo, Py_ssize_t hi, int oracle_id):
-        """Searches of idx[lo:hi] (positions lo..hi-1 of the current batch), nogil."""
-        cdef StructureOracle o = self.oracles[oracle_id]
-        cdef Py_ssize_t b
+    def losses(self, const double[::1] w, double[::1] out, int method=-1):
+        """psi_i of every example at the weights w, by the given search (default: the training
+        search), shared by the team (nogil)."""
+        cdef Py_ssize_t n = self.st.n_examples
+        if out.shape[0] != n or w.shape[0] != self.v.shape[0]:
+            raise ValueError("losses: w or out has the wrong length")
+        self.job_w, self.job_out = &w[0], &out[0]
+        self.job_method = self.method if method < 0 else method
         with nogil:
-            for b in range(lo, hi):
-                self._search_one(o, idx[b], b)
-
-    def apply_batch(self, const Py_ssize_t[::1] idx):
-        cdef Py_ssize_t nb = idx.shape[0], b
-        with nogil:
-            for b in range(nb):
-                self.n_calls_total += self.b_calls[b]
-            self._apply(&idx[0], nb)
-
-    def losses_range(self, const double[::1] w, Py_ssize_t lo, Py_ssize_t hi, int oracle_id,
-                     double[::1] out, int method=-1):
-        """psi_i of examples lo..hi-1 at the weights w, by the given search (default: the
-        training search), nogil."""
-        if method < 0:
-            method = self.method
-        cdef StructureOracle o = self.oracles[oracle_id]
-        cdef Py_ssize_t i
-        cdef SearchResult r
-        with nogil:
-            for i in range(lo, hi):
-                o.set_example(&w[0], 1.0, i)
-                r = run_search(o, &self.sur, method, 1.0, self.ratio, self.max_calls, 0)
-                out[i] = r.value if not r.error else 0.0
+            self.team.share(<void *> self, JOB_LOSSES, 0, n, max(16, n // (16 * self.team.n_threads)))
 
     def weights(self, bint averaged):
         """The current iterate (scale * v) or the average of all iterates so far."""

@@ -30,7 +30,9 @@ cdef class Team:
     # claimed up to job_next in ranges of job_grain, job_done finished
     cdef void *job_work
     cdef int job_kind
-    cdef Py_ssize_t job_lo, job_hi, job_next, job_done, job_grain
+    cdef Py_ssize_t job_lo, job_hi, job_next, job_grain
+    cdef long long job_done            # items finished (read by a spinning caller)
+    cdef long long job_seq             # jobs posted so far (read by spinning helpers)
     cdef bint stopping
     cdef public int n_helpers              # helpers running (they announce themselves)
     cdef public long long n_helper_ranges  # ranges computed by helpers (diagnostics)

@@ -32,4 +32,21 @@ static inline void ssvm_cond_signal(ssvm_cond_t *c) { pthread_cond_signal(c); }
 static inline void ssvm_cond_broadcast(ssvm_cond_t *c) { pthread_cond_broadcast(c); }
 #endif
 
+/* Spin-then-sleep waits (the team's helpers between short jobs): an acquire load of a counter
+ * another thread changes under the mutex, and the CPU's spin-loop hint. */
+#if defined(_MSC_VER)
+#include <intrin.h>
+static inline long long ssvm_atomic_load(volatile long long *p) { return _InterlockedOr64((volatile __int64 *)p, 0); }
+static inline void ssvm_cpu_relax(void) { _mm_pause(); }
+#else
+static inline long long ssvm_atomic_load(volatile long long *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+static inline void ssvm_cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+#endif
+
 #endif

@@ -475,7 +475,7 @@ def fit_pegasos(structure, Cs, tol, max_iter, seed, verbose=0, callback=None, es
     loss-indexed oracle (else with the training search); `timestamps` count training time only
     (not these evaluations). Stopping rule: after an epoch whose primal objective changed by at
     most tol relative to the previous epoch's, or after max_iter epochs. With n_jobs > 1 the searches
-    of each mini-batch run on a ThreadTeam (nogil, parallel.py); updates are applied in batch order, so the
+    of each mini-batch are shared by the solver's kernel Team (nogil); updates are applied in batch order, so the
     result does not depend on n_jobs.
     """
     from joblib import effective_n_jobs
@@ -487,7 +487,7 @@ def fit_pegasos(structure, Cs, tol, max_iter, seed, verbose=0, callback=None, es
     sur = parse_surrogate(loss)
     method = METHODS[search]
     n = structure.n_examples
-    n_threads = max(1, min(effective_n_jobs(n_jobs), max(1, batch_size)))
+    n_threads = max(1, min(effective_n_jobs(n_jobs), max(n, 1)))   # batches and the objective's searches
     ratio = 0.999 if search == "angular" else 1.0      # the paper's stop for the angular search
     solver = PegasosSolver(structure, sur.kind, sur.alpha, sur.beta, method,
                            np.ascontiguousarray(Cs, dtype=np.float64), ratio, max_calls,
@@ -496,38 +496,27 @@ def fit_pegasos(structure, Cs, tol, max_iter, seed, verbose=0, callback=None, es
         solver.set_weights(np.ascontiguousarray(state, dtype=np.float64))
     rng = np.random.default_rng(seed)
     Cs = np.asarray(Cs, dtype=np.float64)
-    bounds = np.linspace(0, n, n_threads + 1).astype(int)
-
     eval_method = METHODS["exact"] if (structure.supports_loss_indexed() or sur.name == "microf1") \
         else method
 
     def objective(w):
         losses = np.zeros(n)
-        team.run([partial(solver.losses_range, w, bounds[k], bounds[k + 1], k, losses, eval_method)
-                  for k in range(n_threads)])
+        solver.losses(w, losses, eval_method)
         return 0.5 * float(w @ w) + float(Cs @ losses)
 
     primal_curve, timestamps = [], []
     epochs = 0
     converged = interrupted = False
     train_seconds = 0.0
-    # One team for the whole fit: a joblib call per mini-batch cost 10 ms of result polling each
-    # (130x slower than one thread at -b 8 on OCR).
-    team = ThreadTeam(n_threads)
+    # One team for the whole fit, its helpers sleeping in the kernel between mini-batches (a
+    # joblib call per mini-batch cost 10 ms of result polling each: 130x slower at -b 8 on OCR).
+    team = KernelTeam(solver.team)
     try:
         team.__enter__()
         while epochs < max_iter:
             order = rng.permutation(n).astype(np.intp)
             te = time.perf_counter()
-            if n_threads == 1:
-                solver.epoch_serial(order, int(batch_size))
-            else:
-                for s in range(0, n, batch_size):
-                    idx = order[s:s + batch_size]
-                    cuts = np.linspace(0, len(idx), n_threads + 1).astype(int)
-                    team.run([partial(solver.search_range, idx, cuts[k], cuts[k + 1], k)
-                              for k in range(n_threads) if cuts[k] < cuts[k + 1]])
-                    solver.apply_batch(idx)
+            solver.epoch(order, int(batch_size))
             train_seconds += time.perf_counter() - te
             epochs += 1
             w = solver.weights(bool(average))
