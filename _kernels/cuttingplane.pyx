@@ -19,8 +19,9 @@ resp. S_i, as flags on its cache) is remembered, and a pass only adds C_i dphi_i
 that entered and subtracts those that left, since from one iteration to the next few labels
 change. An oracle pass rebuilds its chunk's accumulator from scratch, so rounding cannot pile up.
 Chunks touch disjoint examples, their own accumulator and their own scratch buffers, and run
-without the GIL: oracle passes run chunks in parallel threads. `collect` adds the accumulators in
-chunk order, so the constraint does not depend on the number of threads.
+without the GIL: `run_pass` shares a pass's chunks among the threads of the oracle's Team
+(team.pxd). `collect` adds the accumulators in chunk order, so the constraint does not depend on
+the number of threads.
 """
 import numpy as np
 
@@ -28,6 +29,7 @@ from libc.stdlib cimport malloc, calloc, realloc, free
 from libc.string cimport memcpy, memset
 
 from ssvmlinear._kernels.structure cimport Structure
+from ssvmlinear._kernels.team cimport ShardWork, Team
 
 
 cdef Py_ssize_t _own_lines(Py_ssize_t count, Py_ssize_t itemsize):
@@ -37,7 +39,7 @@ cdef Py_ssize_t _own_lines(Py_ssize_t count, Py_ssize_t itemsize):
     return ((max(count, 1) * itemsize + 127) // 64 * 64) // itemsize
 
 
-cdef class OneSlackOracle:
+cdef class OneSlackOracle(ShardWork):
     cdef Structure st
     cdef double[::1] Cs
     cdef Py_ssize_t n
@@ -67,6 +69,10 @@ cdef class OneSlackOracle:
     cdef double[::1] chunk_h
     cdef long long[::1] chunk_calls
     cdef long long[::1] chunk_changes  # labels that entered or left the constraint in cache passes
+    cdef readonly Team team
+    cdef const double *job_w           # the pass being shared (run_pass)
+    cdef bint job_oracle, job_rebuild
+    cdef int job_status
 
     def __cinit__(self):
         self.size = NULL
@@ -86,8 +92,9 @@ cdef class OneSlackOracle:
         self.n_chunks = 0
 
     def __init__(self, Structure structure, Cs, bint lse=False, int cache_size=10, bint exact_violators=False,
-                 bounds=None):
-        """bounds: chunk boundaries (increasing, from 0 to n_examples); default one chunk."""
+                 bounds=None, Team team=None):
+        """bounds: chunk boundaries (increasing, from 0 to n_examples); default one chunk. team:
+        the threads run_pass shares chunks with (default: this thread only)."""
         cdef Py_ssize_t i, c, m = max(structure.n_examples, 1)
         self.st = structure
         self.Cs = np.ascontiguousarray(Cs, dtype=np.float64).copy()
@@ -130,6 +137,7 @@ cdef class OneSlackOracle:
         self.n = structure.n_examples
         for i in range(m):
             self.sel[i] = -1
+        self.team = team if team is not None else Team(1)
 
     def __dealloc__(self):
         cdef Py_ssize_t i
@@ -404,21 +412,27 @@ cdef class OneSlackOracle:
         """Labels that entered or left the constraint in cache passes (all chunks)."""
         return int(np.asarray(self.chunk_changes).sum())
 
-    def cache_pass(self, const double[::1] w, double[::1] a):
-        """Type-II pass over every chunk in turn in this thread (fit_cutting_plane runs the
-        chunks' pass_chunk on its thread team instead), then collect(a). Returns (b, hsum, oracle
-        calls = 0)."""
+    cdef void compute(self, int kind, Py_ssize_t base, Py_ssize_t lo, Py_ssize_t hi,
+                      Py_ssize_t tid) noexcept nogil:
         cdef Py_ssize_t c
-        cdef int status = 0
+        for c in range(lo, hi):
+            if self._chunk(self.job_w, c, self.job_oracle, self.job_rebuild) < 0:
+                self.job_status = -1
+
+    def run_pass(self, const double[::1] w, bint use_oracle, bint rebuild=False):
+        """pass_chunk for every chunk, shared by the team's threads (nogil)."""
         if w.shape[0] != self.n_weights:
             raise ValueError("w has the wrong length")
+        self.job_w, self.job_oracle, self.job_rebuild, self.job_status = &w[0], use_oracle, rebuild, 0
         with nogil:
-            for c in range(self.n_chunks):
-                status = self._chunk(&w[0], c, False, False)
-                if status < 0:
-                    break
-        if status < 0:
+            self.team.share(<void *> self, 0, 0, self.n_chunks, 1)
+        if self.job_status < 0:
             raise MemoryError("cutting-plane label caches")
+
+    def cache_pass(self, const double[::1] w, double[::1] a):
+        """Type-II pass over every chunk (run_pass without the oracle), then collect(a). Returns
+        (b, hsum, oracle calls = 0)."""
+        self.run_pass(w, False, False)
         return self.collect(a)
 
     def collect(self, double[::1] a):
@@ -448,43 +462,108 @@ from ssvmlinear._kernels.search cimport StructureOracle, SearchResult, run_searc
 from ssvmlinear._kernels.surrogate cimport Surrogate, psi, psi_dh
 
 
-def surrogate_pass_chunk(StructureOracle o, const double[::1] w, double[::1] Cs, Py_ssize_t start,
-                         Py_ssize_t stop, double[::1] a, int kind, double alpha, double beta,
-                         int method, double ratio, int max_calls):
-    """Part of the most violated one-slack constraint of a bi-criteria surrogate from examples
-    [start, stop) (nogil). For each example the search returns ybar (or a convex combination) at
-    the point (h, g); since psi is convex in h, psi(h(w'), g) >= psi(h, g) + psi_h (h(w') - h), so
-    a += C_i psi_h dphi_i(ybar), b += C_i (psi(h, g) - psi_h m) with m the margin part of h
-    (h = m except for Micro-F1, where h = Hamming + m) (slack rescaling: a = sum C_i
-    Delta_i dphi_i, b = sum C_i Delta_i, Joachims et al.'s 1-slack slack-rescaling constraint).
-    Returns (b, sum_i C_i psi_i, oracle calls)."""
+cdef class SurrogatePass(ShardWork):
+    """The most violated one-slack constraint of a bi-criteria surrogate, in fixed chunks of
+    examples shared by a Team (one StructureOracle and one accumulator per chunk, added in chunk
+    order, so the result does not depend on the number of threads). For each example the search
+    returns ybar (or a convex combination) at the point (h, g); since psi is convex in h,
+    psi(h(w'), g) >= psi(h, g) + psi_h (h(w') - h), so a += C_i psi_h dphi_i(ybar),
+    b += C_i (psi(h, g) - psi_h m) with m the margin part of h (h = m except for Micro-F1, where
+    h = Hamming + m) (slack rescaling: a = sum C_i Delta_i dphi_i, b = sum C_i Delta_i, Joachims
+    et al.'s 1-slack slack-rescaling constraint)."""
     cdef Surrogate s
-    s.kind, s.alpha, s.beta = kind, alpha, beta
-    cdef Py_ssize_t i
-    cdef SearchResult r
-    cdef double b = 0.0, hsum = 0.0, dh, v, m, mk
-    cdef long long calls = 0
-    with nogil:
-        for i in range(start, stop):
-            o.set_example(&w[0], 1.0, i)
-            r = run_search(o, &s, method, 1.0, ratio, max_calls, 0)
+    cdef int method, max_calls
+    cdef double ratio
+    cdef double[::1] Cs
+    cdef long long[::1] bounds
+    cdef list oracles
+    cdef void **oracle_of
+    cdef double[:, ::1] parts
+    cdef double[::1] chunk_b, chunk_h
+    cdef long long[::1] chunk_calls
+    cdef readonly Team team
+    cdef const double *job_w
+
+    def __cinit__(self):
+        self.oracle_of = NULL
+
+    def __init__(self, Structure st, Cs, bounds, int kind, double alpha, double beta, int method,
+                 double ratio, int max_calls, bint microf1, Team team=None):
+        self.s.kind, self.s.alpha, self.s.beta = kind, alpha, beta
+        self.method, self.ratio, self.max_calls = method, ratio, max_calls
+        self.Cs = np.ascontiguousarray(Cs, dtype=np.float64)
+        self.bounds = np.ascontiguousarray(bounds, dtype=np.int64)
+        n_chunks = self.bounds.shape[0] - 1
+        self.oracles = [StructureOracle(st, capacity=2 * max_calls + 8, microf1=microf1) for _ in range(n_chunks)]
+        self.oracle_of = <void **> malloc(max(n_chunks, 1) * sizeof(void *))
+        if self.oracle_of == NULL:
+            raise MemoryError()
+        for c, o in enumerate(self.oracles):
+            self.oracle_of[c] = <void *> o
+        self.parts = np.zeros((n_chunks, _own_lines(st.n_weights, 8)))
+        self.chunk_b = np.zeros(n_chunks)
+        self.chunk_h = np.zeros(n_chunks)
+        self.chunk_calls = np.zeros(n_chunks, dtype=np.int64)
+        self.team = team if team is not None else Team(1)
+
+    def __dealloc__(self):
+        free(self.oracle_of)
+
+    cdef void compute(self, int kind, Py_ssize_t base, Py_ssize_t lo, Py_ssize_t hi,
+                      Py_ssize_t tid) noexcept nogil:
+        cdef Py_ssize_t c
+        for c in range(lo, hi):
+            self._chunk(<StructureOracle> self.oracle_of[c], c)
+
+    cdef void _chunk(self, StructureOracle o, Py_ssize_t c) noexcept nogil:
+        cdef Py_ssize_t i, j, d = self.parts.shape[1]
+        cdef SearchResult r
+        cdef double b = 0.0, hsum = 0.0, dh, m, mk
+        cdef long long calls = 0
+        cdef double *a = &self.parts[c, 0]
+        cdef const double *w = self.job_w
+        for j in range(d):
+            a[j] = 0.0
+        for i in range(self.bounds[c], self.bounds[c + 1]):
+            o.set_example(w, 1.0, i)
+            r = run_search(o, &self.s, self.method, 1.0, self.ratio, self.max_calls, 0)
             calls += r.n_calls
             if r.error or r.value <= 0.0:
                 continue
-            dh = psi_dh(&s, r.h, r.g)
-            hsum += Cs[i] * r.value
+            dh = psi_dh(&self.s, r.h, r.g)
+            hsum += self.Cs[i] * r.value
             m = r.h
             if o.microf1:      # h = Hamming + m there: linearise in the margin part only
                 m = 0.0
                 if r.slot1 >= 0:
-                    o.st.margins(&w[0], i, o.label(r.slot1), 1, &mk, o.work, False)
+                    o.st.margins(w, i, o.label(r.slot1), 1, &mk, o.work, False)
                     m += r.weight1 * mk
                 if r.slot2 >= 0:
-                    o.st.margins(&w[0], i, o.label(r.slot2), 1, &mk, o.work, False)
+                    o.st.margins(w, i, o.label(r.slot2), 1, &mk, o.work, False)
                     m += (1.0 - r.weight1) * mk
-            b += Cs[i] * (r.value - dh * m)
+            b += self.Cs[i] * (r.value - dh * m)
             if r.slot1 >= 0:
-                o.st.update(&a[0], i, Cs[i] * dh * r.weight1, o.label(r.slot1))
+                o.st.update(a, i, self.Cs[i] * dh * r.weight1, o.label(r.slot1))
             if r.slot2 >= 0:
-                o.st.update(&a[0], i, Cs[i] * dh * (1.0 - r.weight1), o.label(r.slot2))
-    return b, hsum, calls
+                o.st.update(a, i, self.Cs[i] * dh * (1.0 - r.weight1), o.label(r.slot2))
+        self.chunk_b[c], self.chunk_h[c], self.chunk_calls[c] = b, hsum, calls
+
+    def run(self, const double[::1] w, double[::1] a):
+        """The constraint at w into a; returns (b, sum_i C_i psi_i, oracle calls)."""
+        cdef Py_ssize_t c, j, n_chunks = self.bounds.shape[0] - 1, d = a.shape[0]
+        cdef double b = 0.0, hs = 0.0
+        cdef long long calls = 0
+        if d > self.parts.shape[1]:
+            raise ValueError("a has the wrong length")
+        self.job_w = &w[0]
+        with nogil:
+            self.team.share(<void *> self, 0, 0, n_chunks, 1)
+            for j in range(d):
+                a[j] = 0.0
+            for c in range(n_chunks):
+                for j in range(d):
+                    a[j] += self.parts[c, j]
+                b += self.chunk_b[c]
+                hs += self.chunk_h[c]
+                calls += self.chunk_calls[c]
+        return b, hs, calls

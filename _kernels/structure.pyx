@@ -1,6 +1,7 @@
 # cython: language_level=3
 """Base class of the structure interface (see structure.pxd); the methods here are abstract."""
 from ssvmlinear._kernels.dataset cimport CSRDataset
+from ssvmlinear._kernels.team cimport ShardWork, Team
 
 
 # Indices of Structure.missing: the methods without a meaningful default.
@@ -126,19 +127,12 @@ cdef class Structure:
             out[i + 1] = out[i] + self.label_len(i)
         return out
 
-    def predict_range(self, const double[::1] w, Py_ssize_t start, Py_ssize_t stop, int[::1] out,
-                      const long long[::1] offsets):
-        """Prediction (the lambda = 0 oracle) for examples start..stop-1, written to
-        out[offsets[i]:offsets[i] + label_len(i)]; releases the GIL (one workspace per call)."""
-        import numpy as np
-        work_arr = np.zeros(max(self.workspace_size(), 1), dtype=np.float64)
-        cdef double[::1] work = work_arr
-        cdef Py_ssize_t i
-        cdef double m, d
-        with nogil:
-            for i in range(start, stop):
-                self.oracle(&w[0], i, 0.0, &out[offsets[i]], &m, &d, &work[0])
+    def predict(self, const double[::1] w, int[::1] out, const long long[::1] offsets, Team team=None):
+        """Prediction (the lambda = 0 oracle) of every example, written to
+        out[offsets[i]:offsets[i] + label_len(i)]; examples shared by the team's threads (nogil)."""
+        PredictPass(self, w, out, offsets, team if team is not None else Team(1)).run()
         self.check_implemented("prediction")
+
 
     # Python-level helpers used by tests and drivers (not on hot paths).
     def py_oracle(self, const double[::1] w, Py_ssize_t i, double lam=1.0):
@@ -263,3 +257,34 @@ cdef class Structure:
         result = np.array([t[k] for k in range(self.label_len(i))], dtype=np.int32)
         self.check_implemented("py_true_label")
         return result
+
+
+cdef class PredictPass(ShardWork):
+    """The examples' predictions, shared by a Team (one workspace per thread)."""
+    cdef Structure st
+    cdef const double[::1] w
+    cdef int[::1] out
+    cdef const long long[::1] offsets
+    cdef double[:, ::1] work
+    cdef Team team
+
+    def __init__(self, Structure st, const double[::1] w, int[::1] out, const long long[::1] offsets, Team team):
+        import numpy as np
+        if w.shape[0] != st.n_weights or offsets.shape[0] != st.n_examples + 1 or out.shape[0] < offsets[st.n_examples]:
+            raise ValueError("predict: w, out or offsets has the wrong length")
+        self.st, self.w, self.out, self.offsets, self.team = st, w, out, offsets, team
+        self.work = np.zeros((team.n_threads, max(st.workspace_size(), 1)))
+
+    cdef void compute(self, int kind, Py_ssize_t base, Py_ssize_t lo, Py_ssize_t hi,
+                      Py_ssize_t tid) noexcept nogil:
+        cdef Py_ssize_t i
+        cdef double m, d
+        for i in range(lo, hi):
+            self.st.oracle(&self.w[0], i, 0.0, &self.out[self.offsets[i]], &m, &d, &self.work[tid, 0])
+
+    def run(self):
+        cdef Py_ssize_t n = self.st.n_examples
+        if n == 0:
+            return
+        with nogil:
+            self.team.share(<void *> self, 0, 0, n, max(1, n // (16 * self.team.n_threads)))

@@ -125,11 +125,10 @@ def oracle_pass_speedup(Xtr, ytr, ltr, C, reps=15):
     constraint's chunk accumulators rebuilt) at the weights of a short run, n_jobs = 1 and 2
     interleaved; medians, and the cores other processes used meanwhile. On a busy machine the
     wall-clock ratio says little, so the chunks' thread CPU times are also recorded and the pass
-    is replayed on two free cores (chunks to the first free thread, as the solver's ThreadTeam does):
+    is replayed on two free cores (chunks to the first free thread, as the solver's kernel team does):
     total CPU of the serial pass / that schedule's makespan."""
-    from functools import partial
     from ssvmlinear._kernels.cuttingplane import OneSlackOracle
-    from ssvmlinear.parallel import ThreadTeam
+    from concurrent.futures import ThreadPoolExecutor
     from ssvmlinear.solvers import CP_CHUNKS
     st = structure(Xtr, ytr, ltr)
     n = st.n_examples
@@ -146,7 +145,7 @@ def oracle_pass_speedup(Xtr, ytr, ltr, C, reps=15):
             cpu[k] = time.thread_time() - c0
 
         def makespan(cpu, workers=2):
-            # chunks handed out in order to the first free thread (as ThreadTeam does)
+            # chunks handed out in order to the first free thread (as the kernel team does)
             free = [0.0] * workers
             for k in range(CP_CHUNKS):
                 j = int(np.argmin(free))
@@ -162,10 +161,10 @@ def oracle_pass_speedup(Xtr, ytr, ltr, C, reps=15):
                 for k in range(CP_CHUNKS):
                     task(orc, k, cpu)
             else:
-                par.run([partial(task, orc, k, cpu) for k in range(CP_CHUNKS)])
+                list(par.map(lambda k: task(orc, k, cpu), range(CP_CHUNKS)))
             orc.collect(a)
             return time.perf_counter() - t, sum(cpu.values()), makespan(cpu)
-        with ThreadTeam(2) as par:      # the solver's own thread team
+        with ThreadPoolExecutor(2) as par:   # chunks to the first free thread (pass_chunk releases the GIL)
             one(None), one(par)
             b0, o0, t0 = busy_seconds(), own_seconds(), time.perf_counter()
             t1, t2 = [], []

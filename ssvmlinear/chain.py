@@ -8,7 +8,7 @@ from sklearn.utils.validation import _check_sample_weight
 
 from .base import StructuredSSVM, COMMON_CONSTRAINTS
 from .registry import SOLVERS, solver_for_loss
-from .parallel import run_shards, shard_bounds
+from .parallel import KernelTeam
 from .utils import check_csr
 from ._kernels.dataset import CSRDataset
 from ._kernels.chain import ChainStructure
@@ -61,17 +61,15 @@ def sequence_weights(sample_weight, lengths, n_rows):
     return _check_sample_weight(sample_weight, np.empty((n_seq, 0)), dtype=np.float64, ensure_non_negative=True)
 
 
-PREDICT_SHARDS = 64   # prediction shards (a few per thread; Viterbi costs vary with length)
-
-
 def predict_structure(structure, w, n_jobs=None):
-    """Flat predicted label indices of every example of a compiled structure (threads over fixed
-    shards of examples)."""
-    n = structure.n_examples
+    """Flat predicted label indices of every example of a compiled structure (examples shared
+    by a kernel team of n_jobs threads)."""
+    from joblib import effective_n_jobs
+    from ._kernels.team import Team
     offsets = np.asarray(structure_offsets(structure), dtype=np.int64)
     out = np.zeros(int(offsets[-1]), dtype=np.int32)
-    run_shards(lambda k, lo, hi: structure.predict_range(w, lo, hi, out, offsets),
-               shard_bounds(n, PREDICT_SHARDS), n_jobs)
+    with KernelTeam(Team(max(1, min(effective_n_jobs(n_jobs), structure.n_examples)))) as team:
+        structure.predict(np.ascontiguousarray(w, dtype=np.float64), out, offsets, team)
     return out
 
 

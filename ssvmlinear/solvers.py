@@ -7,12 +7,11 @@ import logging
 import sys
 import time
 import warnings
-from functools import partial
 
 import numpy as np
 
 from .exceptions import ConvergenceWarning
-from .parallel import ThreadTeam, KernelTeam, shard_bounds
+from .parallel import KernelTeam, shard_bounds
 from ._kernels.sdm import SDMSolver
 from ._kernels.sdcd import SDCDSolver
 
@@ -325,8 +324,9 @@ def fit_cutting_plane(structure, Cs, tol, max_iter, seed=0, verbose=0, callback=
     of the restricted QP's solution. max_iter bounds iterations.
     """
     from joblib import effective_n_jobs
-    from ._kernels.cuttingplane import OneSlackOracle
+    from ._kernels.cuttingplane import OneSlackOracle, SurrogatePass
     from ._kernels.qp import OneSlackQP
+    from ._kernels.team import Team
 
     n_weights = structure.n_weights
     Cs = np.ascontiguousarray(Cs, dtype=np.float64)
@@ -335,58 +335,39 @@ def fit_cutting_plane(structure, Cs, tol, max_iter, seed=0, verbose=0, callback=
     if max_type2 is None:
         max_type2 = CP_MAX_TYPE2
     bounds = shard_bounds(n, CP_CHUNKS)
-    chunks = list(zip(bounds[:-1], bounds[1:]))
-    n_chunks = len(chunks)
-    orc = OneSlackOracle(structure, Cs, lse, cache_size, exact_violators, bounds)
+    n_chunks = len(bounds) - 1
+    # the chunks of every pass are shared by one kernel team (its helpers started once, below)
+    team = Team(max(1, min(effective_n_jobs(n_jobs), n_chunks)))
+    orc = OneSlackOracle(structure, Cs, lse, cache_size, exact_violators, bounds, team)
     if init_caches is not None:
         orc.set_caches(init_caches)
-    jobs = max(1, min(effective_n_jobs(n_jobs), n_chunks))
-    # One task per chunk, handed to the next free thread of the team (see parallel.py: a thread
-    # backend configured by the caller is used as configured).
-    team = ThreadTeam(jobs)
     stats = dict(oracle_calls=0, oracle_seconds=0.0, cache_passes=0, oracle_passes=0)
 
     surrogate = None
     if not lse and loss != "margin":
-        from ._kernels.cuttingplane import surrogate_pass_chunk
-        from ._kernels.search import StructureOracle
         from .search import METHODS
         from .surrogates import parse_surrogate
         surrogate = parse_surrogate(loss)
-        method = METHODS[search]
-        ratio = 0.999 if search == "angular" else 1.0
-        chunk_oracles = [StructureOracle(structure, capacity=2 * max_calls + 8,
-                                         microf1=surrogate.name == "microf1") for _ in chunks]
-        parts = [np.zeros(n_weights) for _ in chunks]
+        surrogate_pass = SurrogatePass(structure, Cs, bounds, surrogate.kind, surrogate.alpha, surrogate.beta,
+                                       METHODS[search], 0.999 if search == "angular" else 1.0, max_calls,
+                                       surrogate.name == "microf1", team)
 
     a = np.zeros(n_weights)
 
     def cache_pass(w):
         """Type-II pass (no oracle): the most violated constraint over the caches into `a`."""
-        team.run([partial(orc.pass_chunk, w, k, False) for k in range(n_chunks)])
-        return orc.collect(a)
+        return orc.cache_pass(w, a)
 
     def oracle_pass(w):
         """Type-I pass: the most violated constraint of the full problem into `a`; (b, hsum)."""
         t = time.perf_counter()
         if surrogate is not None:
-            for p in parts:
-                p[:] = 0.0
-            run = lambda k: surrogate_pass_chunk(chunk_oracles[k], w, Cs, int(chunks[k][0]),
-                                                 int(chunks[k][1]), parts[k], surrogate.kind,
-                                                 surrogate.alpha, surrogate.beta, method, ratio,
-                                                 max_calls)
-            results = team.run([partial(run, k) for k in range(n_chunks)])
-            a[:] = parts[0]
-            for p in parts[1:]:
-                np.add(a, p, out=a)
-            b, hsum, calls = (sum(r[j] for r in results) for j in range(3))
+            b, hsum, calls = surrogate_pass.run(w, a)
         elif not oracle:
             b, hsum, calls = cache_pass(w)
         else:
             # the running accumulators are rebuilt from scratch now and then (rounding)
-            rebuild = stats["oracle_passes"] % REBUILD_EVERY == 0
-            team.run([partial(orc.pass_chunk, w, k, True, rebuild) for k in range(n_chunks)])
+            orc.run_pass(w, True, stats["oracle_passes"] % REBUILD_EVERY == 0)
             b, hsum, calls = orc.collect(a)
         stats["oracle_calls"] += calls
         stats["oracle_seconds"] += time.perf_counter() - t
@@ -404,8 +385,9 @@ def fit_cutting_plane(structure, Cs, tol, max_iter, seed=0, verbose=0, callback=
     converged = interrupted = stopped_by_user = False
     it = 0
     t0 = time.perf_counter()
+    helpers = KernelTeam(team)
     try:
-        team.__enter__()
+        helpers.__enter__()
         while it < max_iter:
             it += 1
             cached = surrogate is None and it > 1 and not (max_type2 and since_oracle >= max_type2)
@@ -443,7 +425,7 @@ def fit_cutting_plane(structure, Cs, tol, max_iter, seed=0, verbose=0, callback=
     except KeyboardInterrupt:
         interrupted = True
     finally:
-        team.__exit__(None, None, None)
+        helpers.__exit__(None, None, None)
     warn_if_unfinished("the cutting plane", interrupted, not converged and it >= max_iter, max_iter,
                        f"the most violated constraint fell to tol={tol:.3g}")
     w = w.copy()
@@ -510,9 +492,9 @@ def fit_pegasos(structure, Cs, tol, max_iter, seed, verbose=0, callback=None, es
     train_seconds = 0.0
     # One team for the whole fit, its helpers sleeping in the kernel between mini-batches (a
     # joblib call per mini-batch cost 10 ms of result polling each: 130x slower at -b 8 on OCR).
-    team = KernelTeam(solver.team)
+    helpers = KernelTeam(solver.team)
     try:
-        team.__enter__()
+        helpers.__enter__()
         while epochs < max_iter:
             order = rng.permutation(n).astype(np.intp)
             te = time.perf_counter()
@@ -534,7 +516,7 @@ def fit_pegasos(structure, Cs, tol, max_iter, seed, verbose=0, callback=None, es
     except KeyboardInterrupt:
         interrupted = True
     finally:
-        team.__exit__(None, None, None)
+        helpers.__exit__(None, None, None)
     warn_if_unfinished("Pegasos", interrupted, not converged and epochs >= max_iter, max_iter,
                        f"its stopping rule (tol={tol:.3g})")
     w = solver.weights(bool(average))
