@@ -51,9 +51,13 @@ else:
     X = sp.csr_matrix((z["data"], z["indices"], z["indptr"]), shape=tuple(z["shape"]))
     est = MulticlassSSVM(C=0.1, fit_intercept=False)
     t = time.perf_counter(); est.fit(X, z["y"]); seconds = time.perf_counter() - t
+# peak RSS of this process: VmHWM (ru_maxrss would include the parent's size at fork, kept across exec)
+try:
+    rss = [int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmHWM:")][0] / 1024
+except (OSError, IndexError):
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 print(json.dumps(dict(seconds=seconds, objective=float(est.objective_), n_iter=int(est.n_iter_),
-                      rss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-                      version=ssvmlinear.__file__)))
+                      rss_mb=rss, version=ssvmlinear.__file__)))
 """
 
 
