@@ -188,7 +188,6 @@ class ChainSSVM(ClassifierMixin, StructuredSSVM):
 
     def _weight_vector(self):
         """The flat weights in the kernel's layout (unary feature-major, transitions, start/end)."""
-        K = self.classes_.shape[0]
         U = self.coef_.T
         if self._bias > 0:
             U = np.vstack([U, self.intercept_ / self._bias])
