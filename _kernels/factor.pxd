@@ -1,0 +1,79 @@
+# The factor layer: tree-structured factor graphs and their max-product, shared by every
+# structure (chains are paths, pairwise multi-label models are forests over the labels) and
+# usable without a Structure (GDMM calls the factor primitives directly).
+#
+# A model's score of a labelling y (one state per variable) is
+#   sum_v unary_v(y_v) + sum_{v not a root} table_v(y_v, y_parent(v))
+# where unary_v is a CSR row times a weight block (row_gemv of dataset.pxd gives all its states'
+# scores at once) and table_v the pairwise factor between v and its parent. The caller fills the
+# per-state "beliefs" B (unary scores + lam * the variable's part of a decomposable loss +
+# any additive messages, flat, variable v's states at tree_off(t, v)); the routines below run
+# max-product on B, leaving B overwritten.
+
+cdef struct FactorTree:
+    Py_ssize_t n_vars
+    Py_ssize_t n_card          # every variable's domain size when card is NULL
+    const int *card            # domain size per variable (NULL: n_card each)
+    const Py_ssize_t *off      # first state of each variable in flat per-state arrays (with card)
+    const int *order           # variables children-before-parents (NULL: 0, 1, .., n_vars-1)
+    const int *parent          # parent variable, -1 for a root (NULL: a path, parent(v) = v + 1)
+    const double *tables       # base of the pairwise tables
+    const Py_ssize_t *tab_off  # variable v's table at tables + tab_off[v] (NULL: all share `tables`)
+    const Py_ssize_t *cs       # table_v(a, b) = table[a * cs[v] + b * ps[v]] (NULL: row-major
+    const Py_ssize_t *ps       #   [state of v][state of parent]: cs = card(parent), ps = 1)
+
+
+cdef inline Py_ssize_t tree_card(const FactorTree *t, Py_ssize_t v) noexcept nogil:
+    return t.card[v] if t.card != NULL else t.n_card
+
+cdef inline Py_ssize_t tree_off(const FactorTree *t, Py_ssize_t v) noexcept nogil:
+    return t.off[v] if t.card != NULL else v * t.n_card
+
+cdef inline Py_ssize_t tree_order(const FactorTree *t, Py_ssize_t j) noexcept nogil:
+    return t.order[j] if t.order != NULL else j
+
+cdef inline Py_ssize_t tree_parent(const FactorTree *t, Py_ssize_t v) noexcept nogil:
+    if t.parent != NULL:
+        return t.parent[v]
+    return v + 1 if v + 1 < t.n_vars else -1
+
+cdef inline const double* tree_table(const FactorTree *t, Py_ssize_t v) noexcept nogil:
+    return t.tables + t.tab_off[v] if t.tab_off != NULL else t.tables
+
+cdef inline Py_ssize_t tree_cs(const FactorTree *t, Py_ssize_t v) noexcept nogil:
+    return t.cs[v] if t.cs != NULL else tree_card(t, tree_parent(t, v))
+
+cdef inline Py_ssize_t tree_ps(const FactorTree *t, Py_ssize_t v) noexcept nogil:
+    return t.ps[v] if t.ps != NULL else 1
+
+cdef inline double tree_pair(const FactorTree *t, Py_ssize_t v, Py_ssize_t a, Py_ssize_t b) noexcept nogil:
+    """table_v(a, b): state a of v, state b of its parent."""
+    return tree_table(t, v)[a * tree_cs(t, v) + b * tree_ps(t, v)]
+
+
+# Total number of states (the length of B).
+cdef Py_ssize_t tree_n_states(const FactorTree *t) noexcept nogil
+# The labelling's score under unary (flat per-state) and the pairwise tables.
+cdef double tree_score(const FactorTree *t, const double *unary, const int *y) noexcept nogil
+# B[s] += a for every state s of variable v other than truth[v] (Hamming: lam times the loss
+# weight of a mismatch), for every variable.
+cdef void tree_add_hamming(const FactorTree *t, double *B, const int *truth, double a) noexcept nogil
+
+# argmax_y of sum_v B_v(y_v) + pairwise, into y; returns its value. Ties: lowest states (a child's
+# lowest state for each parent state, a root's lowest state). work: tree_maxsum_workspace doubles.
+cdef double tree_maxsum(const FactorTree *t, double *B, int *y, double *work) noexcept nogil
+cdef Py_ssize_t tree_maxsum_workspace(Py_ssize_t n_vars, Py_ssize_t max_card) noexcept nogil
+
+# For every mismatch count l = 0..n_vars against truth: best[l] = max of sum B + pairwise over
+# the labellings with l variables different from truth (-1e300 when none), and labels[l*n_vars:]
+# one such labelling. work: tree_count_workspace doubles.
+cdef void tree_maxsum_by_count(const FactorTree *t, const double *B, const int *truth, double *best,
+                               int *labels, double *work) noexcept nogil
+cdef Py_ssize_t tree_count_workspace(Py_ssize_t n_vars, Py_ssize_t max_card) noexcept nogil
+
+# The (up to) kb labellings with the largest sum B + pairwise, best first, into labels (kb x
+# n_vars) and values; returns how many exist. Lists of the kb best per (variable, state) merged
+# along the tree (list Viterbi on a path). work: tree_kbest_workspace doubles.
+cdef int tree_kbest(const FactorTree *t, const double *B, int kb, int *labels, double *values,
+                    double *work) noexcept nogil
+cdef Py_ssize_t tree_kbest_workspace(Py_ssize_t n_vars, Py_ssize_t max_card, int kb) noexcept nogil
