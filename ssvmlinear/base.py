@@ -89,11 +89,16 @@ class StructuredSSVM(BaseEstimator):
         """Extra (key, value) header lines of a fitted estimator (default: none)."""
         return []
 
+    def _block_params(self):
+        """Fitted values that size the structure's weight blocks (as _model_layout reads them)."""
+        return {}
+
     @classmethod
     def _model_layout(cls, header, n_classes, fail):
-        """From a model header ({key: (line, value)}): the number of weight columns and a
-        callable that restores the fitted state _model_header wrote (or None)."""
-        return n_classes, None
+        """From a model header ({key: (line, value)}): the number of weight columns, a callable
+        that restores the fitted state _model_header wrote (or None), and estimator parameters
+        the header holds (they size the structure's blocks)."""
+        return n_classes, None, {}
 
     def _check_fitted(self):
         check_is_fitted(self)  # NotFittedError (a ValueError) in scikit-learn's words

@@ -8,7 +8,7 @@ from sklearn.utils.validation import _check_sample_weight
 
 from .base import StructuredSSVM, COMMON_CONSTRAINTS
 from .registry import SOLVERS, solver_for_loss
-from .parallel import KernelTeam
+from .parallel import predict_structure
 from .utils import check_csr
 from ._kernels.dataset import CSRDataset
 from ._kernels.chain import ChainStructure
@@ -59,22 +59,6 @@ def sequence_weights(sample_weight, lengths, n_rows):
         raise ValueError(f"sample_weight has {len(sample_weight)} entries; expected one per sequence "
                          f"({n_seq}) or one per row of X ({n_rows}, constant within each sequence)")
     return _check_sample_weight(sample_weight, np.empty((n_seq, 0)), dtype=np.float64, ensure_non_negative=True)
-
-
-def predict_structure(structure, w, n_jobs=None):
-    """Flat predicted label indices of every example of a compiled structure (examples shared
-    by a kernel team of n_jobs threads)."""
-    from joblib import effective_n_jobs
-    from ._kernels.team import Team
-    offsets = np.asarray(structure_offsets(structure), dtype=np.int64)
-    out = np.zeros(int(offsets[-1]), dtype=np.int32)
-    with KernelTeam(Team(max(1, min(effective_n_jobs(n_jobs), structure.n_examples)))) as team:
-        structure.predict(np.ascontiguousarray(w, dtype=np.float64), out, offsets, team)
-    return out
-
-
-def structure_offsets(structure):
-    return np.asarray(structure.label_offsets())
 
 
 class ChainSSVM(ClassifierMixin, StructuredSSVM):

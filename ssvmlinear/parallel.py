@@ -50,3 +50,15 @@ class KernelTeam:
                 pass
             self._helpers = None
         return False
+
+
+def predict_structure(structure, w, n_jobs=None):
+    """Flat predicted label indices of every example of a compiled structure (its oracle at
+    lambda = 0; examples shared by a kernel team of n_jobs threads)."""
+    from joblib import effective_n_jobs
+    from ._kernels.team import Team
+    offsets = np.asarray(structure.label_offsets(), dtype=np.int64)
+    out = np.zeros(int(offsets[-1]), dtype=np.int32)
+    with KernelTeam(Team(max(1, min(effective_n_jobs(n_jobs), structure.n_examples)))) as team:
+        structure.predict(np.ascontiguousarray(w, dtype=np.float64), out, offsets, team)
+    return out

@@ -168,11 +168,17 @@ def _chain_blocks(K, params):
     return [("transition", K, K)] + ([("start", 1, K), ("end", 1, K)] if params.get("start_end") else [])
 
 
+def _multilabel_blocks(K, params):
+    edges = params.get("edges")
+    return [("pairwise", len(edges), 4)] if edges is not None and len(edges) else []
+
+
 STRUCTURES = {s.name: s for s in (
     StructureSpec("multiclass", ".multiclass:MulticlassSSVM", "multiclass"),
     StructureSpec("chain", ".chain:ChainSSVM", "sequence", ("start_end", "normalize_loss"), _chain_blocks),
-    StructureSpec("multilabel", ".multilabel:MultiLabelSSVM", "multilabel", ("normalize_loss",),
-                  usage="independent labels, Hamming loss; use -B 1 for per-label bias terms"),
+    StructureSpec("multilabel", ".multilabel:MultiLabelSSVM", "multilabel", ("normalize_loss",), _multilabel_blocks,
+                  usage="independent labels (or pairwise on a forest, -E), Hamming loss; use -B 1 for\n"
+                        "\t  per-label bias terms"),
 )}
 
 
