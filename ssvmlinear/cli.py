@@ -12,6 +12,7 @@ from .model_io import save_model, load_model, format_label
 from .utils import match_columns, write_atomic
 
 SOLVER_LINES = "\n".join(f"\t {number} -- {text}" for s in SOLVERS.values() for number, _, text in s.cli)
+STRUCTURE_FLAGS = {flag for s in STRUCTURES.values() for flag in s.cli_options}
 STRUCTURE_LINES = "\n".join(f"\t{s.name}" + (f": {s.usage}" if s.usage else "") for s in STRUCTURES.values())
 
 
@@ -34,6 +35,8 @@ options:
 	l1,l2 is multilabel, otherwise multiclass; -t multiclass reads a qid file as independent
 	examples; -t multilabel reads a file whose lines all hold one label as multi-label)
 {STRUCTURE_LINES}
+-E edges : multilabel with pairwise label interactions on a forest: chow-liu (the Chow-Liu tree
+	of the training labels) or a file of label pairs, one "l1 l2" per line (default: independent)
 -l loss : surrogate for -s 4 and -s 2 (default margin): margin, slack, beta:B,
 	generalized:A,B, probloss, probloss-convex, logloss, microf1 (multilabel) (see
 	ssvmlinear.surrogates); -s 2 takes those convex in the margin (all but probloss)
@@ -154,7 +157,7 @@ def train_main(argv=None):
         sys.stdout.write(TRAIN_USAGE)
         return 1
     spec = {"s": int, "t": str, "c": float, "e": float, "B": float, "m": int, "v": int, "n": int,
-            "r": int, "q": None, "l": str, "S": str, "b": int}
+            "r": int, "q": None, "l": str, "S": str, "b": int, "E": str}
     try:
         opts, rest = _parse_options(argv, spec)
         if len(rest) not in (1, 2):
@@ -204,18 +207,27 @@ def train_main(argv=None):
         label_sets = sp.issparse(y)
         spec = STRUCTURES[structure] if structure != "auto" else structure_for_file_kind(
             "sequence" if lengths is not None else "multilabel" if label_sets else "multiclass")
+        for flag in STRUCTURE_FLAGS:
+            if flag in opts and flag not in spec.cli_options:
+                raise ValueError(f"-{flag} applies to -t " + ", ".join(s.name for s in STRUCTURES.values()
+                                                                      if flag in s.cli_options)
+                                 + f"; {train_file} is read as {spec.name}")
+        structure_params = {param: opts[flag] for flag, param in spec.cli_options.items() if flag in opts}
         if label_sets:
             # column j of the loaded Y is label value j: train over the labels that occur (a label
             # 2000000000 must not ask for two billion columns)
             label_values, cols = np.unique(y.indices, return_inverse=True)
             y = sp.csr_matrix((y.data, cols.astype(np.int32), y.indptr), shape=(y.shape[0], len(label_values)))
+            if structure_params.get("edges", "chow-liu") != "chow-liu":     # -E FILE: pairs of label values
+                from .multilabel import read_edges_file
+                structure_params["edges"] = read_edges_file(structure_params["edges"], label_values)
         bias = opts.get("B", -1.0)
         common = dict(C=opts.get("c", 1.0), solver=solver, loss=loss, tol=opts.get("e"),
                       max_iter=opts.get("m", 1000), fit_intercept=bias > 0,
                       intercept_scaling=bias if bias > 0 else 1.0, n_jobs=opts.get("n", 1),
                       random_state=opts.get("r", 1), verbose=0 if quiet else 1)
         common.update({param: opts[flag] for flag, param in SOLVERS[solver].cli_options.items() if flag in opts})
-        est = spec.estimator_class()(**common)
+        est = spec.estimator_class()(**common, **structure_params)
         with warnings.catch_warnings():
             if quiet:
                 warnings.simplefilter("ignore", ConvergenceWarning)

@@ -332,6 +332,12 @@ def read_edges_file(path, label_values):
                 if j >= len(label_values) or label_values[j] != v:
                     raise ValueError(f"{path}:{lineno}: label {v} does not occur in the training data")
             pairs.append(idx)
+            try:
+                forest_of(pairs, len(label_values))
+            except ValueError:
+                raise ValueError(f"{path}:{lineno}: the pair {a} {b} joins a label to itself, closes a cycle or repeats a pair: the "
+                                 "pairs must form a forest (fully connected models are not available in this "
+                                 "version)") from None
     return np.array(pairs, dtype=np.int64).reshape(-1, 2)
 
 

@@ -150,13 +150,14 @@ class StructureSpec:
     when needed); file_kind: load_svmlight_file's kind for its data files; model_params: boolean
     estimator parameters written to the model header; blocks: (nr_class, estimator parameters)
     -> [(block name, rows, columns)], the weight blocks after `w`, in file order (their values:
-    the estimator's flat weights after the unary block)."""
+    the estimator's flat weights after the unary block); cli_options: its ssvm-train flags."""
     name: str
     estimator: str
     file_kind: str
     model_params: tuple = ()
     blocks: Callable = lambda K, params: []
     usage: str = ""
+    cli_options: dict = field(default_factory=dict)   # ssvm-train flag -> estimator parameter
 
     def estimator_class(self):
         import importlib
@@ -178,7 +179,7 @@ STRUCTURES = {s.name: s for s in (
     StructureSpec("chain", ".chain:ChainSSVM", "sequence", ("start_end", "normalize_loss"), _chain_blocks),
     StructureSpec("multilabel", ".multilabel:MultiLabelSSVM", "multilabel", ("normalize_loss",), _multilabel_blocks,
                   usage="independent labels (or pairwise on a forest, -E), Hamming loss; use -B 1 for\n"
-                        "\t  per-label bias terms"),
+                        "\t  per-label bias terms", cli_options={"E": "edges"}),
 )}
 
 
