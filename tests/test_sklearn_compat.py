@@ -24,7 +24,8 @@ from conftest import random_multiclass
 SW_EQUIVALENCE = ("check_sample_weight_equivalence_on_dense_data", "check_sample_weight_equivalence_on_sparse_data")
 
 
-@pytest.mark.parametrize("est", [MulticlassSSVM(), MultiLabelSSVM()], ids=lambda e: type(e).__name__)
+@pytest.mark.parametrize("est", [MulticlassSSVM(), MultiLabelSSVM(), MultiLabelSSVM(edges="chow-liu")],
+                         ids=lambda e: type(e).__name__ + ("-chow-liu" if getattr(e, "edges", None) else ""))
 def test_check_estimator(est):
     # Skips left: check_array_api_input (needs SCIPY_ARRAY_API; array_api_support tag is False),
     # MultiLabelSSVM's predict_proba format check (no predict_proba), pandas checks if pandas is absent.
