@@ -474,7 +474,7 @@ cdef class PyTree:
         parent = np.ascontiguousarray(parent, dtype=np.int32)
         card = np.ascontiguousarray(card, dtype=np.int32)
         n = parent.shape[0]
-        order = _post_order(parent)
+        order = post_order(parent)
         self.card_, self.order_, self.parent_ = card, order, parent
         off = np.zeros(n, dtype=np.intp)
         off[1:] = np.cumsum(card)[:-1]
@@ -546,7 +546,7 @@ cdef class PyTree:
         return labels[:got * self.n_vars].reshape(got, self.n_vars), values[:got]
 
 
-def _post_order(parent):
+def post_order(parent):
     """Variables children-before-parents (each tree's nodes by decreasing depth first), for a
     forest given by parent indices; raises ValueError on a cycle."""
     parent = np.asarray(parent)
@@ -566,6 +566,3 @@ def _post_order(parent):
             depth[u] = d
     return np.ascontiguousarray(np.argsort(-depth, kind="stable"), dtype=np.int32)
 
-
-def post_order(parent):
-    return _post_order(parent)
