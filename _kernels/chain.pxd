@@ -1,4 +1,5 @@
 from ssvmlinear._kernels.structure cimport Structure
+from ssvmlinear._kernels.factor cimport FactorTree
 
 
 cdef class ChainStructure(Structure):
@@ -20,8 +21,13 @@ cdef class ChainStructure(Structure):
 
     cdef double _unary_scores(self, const double *w, Py_ssize_t i, double lam, double *U) noexcept nogil
     cdef double _loss_weight(self, Py_ssize_t i) noexcept nogil
+    cdef FactorTree _path(self, const double *w, Py_ssize_t i) noexcept nogil
+    cdef void _beliefs(self, const double *w, Py_ssize_t i, const FactorTree *t, const double *U,
+                       double a, double *B) noexcept nogil
+    cdef double _score_with_edges(self, const double *w, const FactorTree *t, const double *U,
+                                  const int *y) noexcept nogil
     cdef double _viterbi(self, const double *w, Py_ssize_t i, double lam, int *y_out, double *m_out,
-                         double *delta_out, double *work, double fyi) noexcept nogil
+                         double *delta_out, double *work) noexcept nogil
     cdef void _update_edges(self, double *w, Py_ssize_t i, double coef, const int *y) noexcept nogil
     cdef double _gram_pair(self, Py_ssize_t i, const int *a, const int *da, int na, const int *ta, int nta,
                            const int *b, const double *P) noexcept nogil

@@ -3,12 +3,13 @@
 import numpy as np
 from libc.math cimport NAN
 from libc.stdlib cimport malloc, free
+from libc.string cimport memcpy
 
 from ssvmlinear._kernels.dataset cimport CSRDataset, Row, row_dot, row_axpy, row_gemv, row_row_dot
 from ssvmlinear._kernels.structure cimport Structure
-
-cdef extern from "inner_loops.h" nogil:
-    void ssvm_maxplus_step(const double *prev, const double *tr, double *cur, double *arg, Py_ssize_t K)
+from ssvmlinear._kernels.factor cimport (FactorTree, tree_add_hamming, tree_score, tree_maxsum,
+                                         tree_maxsum_workspace, tree_maxsum_by_count,
+                                         tree_count_workspace, tree_kbest, tree_kbest_workspace)
 
 cdef double NEG_INF = -1e300
 # Largest token-product cache prepare_gram() keeps (doubles; 32 MiB)
@@ -144,135 +145,85 @@ cdef class ChainStructure(Structure):
                         U[t * K + k] += a
         return f
 
+    cdef FactorTree _path(self, const double *w, Py_ssize_t i) noexcept nogil:
+        """The sequence as a path of the factor layer: T variables of K tags, each token's
+        transition table shared (tr[prev, next] is table_v(state of v, state of v + 1))."""
+        cdef FactorTree t
+        t.n_vars = self.label_len(i)
+        t.n_card = self.n_tags
+        t.card = NULL
+        t.off = NULL
+        t.order = NULL
+        t.parent = NULL
+        t.tables = w + self.trans_off
+        t.tab_off = NULL
+        t.cs = NULL
+        t.ps = NULL
+        return t
+
+    cdef void _beliefs(self, const double *w, Py_ssize_t i, const FactorTree *t, const double *U,
+                       double a, double *B) noexcept nogil:
+        """B = the unary scores U + a per mismatch with y_i (+ the start and end weights)."""
+        cdef Py_ssize_t k, T = t.n_vars, K = self.n_tags
+        if B != U:
+            memcpy(B, U, T * K * sizeof(double))
+        tree_add_hamming(t, B, self.true_label(i), a)
+        if self.use_start_end:
+            for k in range(K):
+                B[k] += w[self.start_off + k]
+                B[(T - 1) * K + k] += w[self.end_off + k]
+
+    cdef double _score_with_edges(self, const double *w, const FactorTree *t, const double *U,
+                                  const int *y) noexcept nogil:
+        cdef double f = tree_score(t, U, y)
+        if self.use_start_end:
+            f += w[self.start_off + y[0]] + w[self.end_off + y[t.n_vars - 1]]
+        return f
+
     cdef double oracle(self, const double *w, Py_ssize_t i, double lam, int *y_out,
                        double *m_out, double *delta_out, double *work) noexcept nogil:
-        # Viterbi on unary + lam * Hamming; ties go to the lowest tag (backwards: lowest predecessor).
-        # U keeps the plain unary scores (margins() reuses them), the loss is added on the fly.
-        return self._viterbi(w, i, lam, y_out, m_out, delta_out, work,
-                             self._unary_scores(w, i, 0.0, work))
+        # max-product on the path (Viterbi) on unary + lam * Hamming; ties go to the lowest tag
+        # (backwards: lowest predecessor). work[0:T*K] keeps the plain unary scores (margins()
+        # and oracle_again() reuse them).
+        self._unary_scores(w, i, 0.0, work)
+        return self._viterbi(w, i, lam, y_out, m_out, delta_out, work)
 
     cdef double oracle_again(self, const double *w, Py_ssize_t i, double lam, int *y_out,
                              double *m_out, double *delta_out, double *work) noexcept nogil:
         # work[0:T*K] holds the unary scores of an earlier oracle call: only the DP is redone
-        cdef Py_ssize_t t, T = self.label_len(i), K = self.n_tags
-        cdef const int *yi = self.true_label(i)
-        cdef double fyi = 0.0
-        for t in range(T):
-            fyi += work[t * K + yi[t]]
-        return self._viterbi(w, i, lam, y_out, m_out, delta_out, work, fyi)
+        return self._viterbi(w, i, lam, y_out, m_out, delta_out, work)
 
     cdef double _viterbi(self, const double *w, Py_ssize_t i, double lam, int *y_out, double *m_out,
-                         double *delta_out, double *work, double fyi) noexcept nogil:
-        # fyi: the unary part of f(y_i); U = work[0:T*K] the unary scores
-        cdef Py_ssize_t t, k, p, T = self.label_len(i), K = self.n_tags
-        cdef const int *yi = self.true_label(i)
+                         double *delta_out, double *work) noexcept nogil:
+        cdef Py_ssize_t T = self.label_len(i), K = self.n_tags
+        cdef FactorTree t = self._path(w, i)
         cdef double *U = work
-        cdef double *V = work + T * K
-        cdef double *B = work + 2 * T * K
-        cdef const double *tr = w + self.trans_off
-        cdef double v, best, fy, d, a = lam * self._loss_weight(i)
-        cdef int arg
-        for k in range(K):
-            V[k] = U[k] + (a if k != yi[0] else 0.0) + (w[self.start_off + k] if self.use_start_end else 0.0)
-        for t in range(1, T):
-            # V[t, k] = max over predecessors p of V[t-1, p] + tr[p, k] (ties: lowest p), + unary
-            ssvm_maxplus_step(V + (t - 1) * K, tr, V + t * K, B + t * K, K)
-            for k in range(K):
-                V[t * K + k] += U[t * K + k] + (a if k != yi[t] else 0.0)
-        best = NEG_INF
-        arg = 0
-        for k in range(K):
-            v = V[(T - 1) * K + k] + (w[self.end_off + k] if self.use_start_end else 0.0)
-            if v > best:
-                best = v
-                arg = <int> k
-        y_out[T - 1] = arg
-        for t in range(T - 1, 0, -1):
-            y_out[t - 1] = <int> B[t * K + y_out[t]]
-        # m = f(y) - f(y_i), summed along the path (not the path value less lam * loss, which
+        cdef double *B = work + T * K
+        self._beliefs(w, i, &t, U, lam * self._loss_weight(i), B)
+        tree_maxsum(&t, B, y_out, B + T * K)
+        # m = f(y) - f(y_i), summed along the paths (not the path value less lam * loss, which
         # cancels catastrophically for the large lam some searches use)
-        d = self.loss(i, y_out)
-        fy = U[y_out[0]]
-        for t in range(1, T):
-            fy += U[t * K + y_out[t]] + tr[y_out[t - 1] * K + y_out[t]]
-        if self.use_start_end:
-            fy += w[self.start_off + y_out[0]] + w[self.end_off + y_out[T - 1]]
-        for t in range(1, T):
-            fyi += tr[yi[t - 1] * K + yi[t]]
-        if self.use_start_end:
-            fyi += w[self.start_off + yi[0]] + w[self.end_off + yi[T - 1]]
-        m_out[0] = fy - fyi
-        delta_out[0] = d
-        return m_out[0] + lam * d
+        m_out[0] = (self._score_with_edges(w, &t, U, y_out)
+                    - self._score_with_edges(w, &t, U, self.true_label(i)))
+        delta_out[0] = self.loss(i, y_out)
+        return m_out[0] + lam * delta_out[0]
 
     cdef void loss_indexed_oracle(self, const double *w, Py_ssize_t i, double *best_m, int *labels,
                                   double *work) noexcept nogil:
         """For every Hamming count l = 0..T: best_m[l] = max m(y) over labellings with l mistakes
-        and labels[l*T:(l+1)*T] one such labelling (ties: lowest tags). DP over (t, tag, mistakes)."""
-        cdef Py_ssize_t t, k, p, l, T = self.label_len(i), K = self.n_tags, L1 = T + 1
-        cdef const int *yi = self.true_label(i)
+        and labels[l*T:(l+1)*T] one such labelling (ties: lowest tags); max-product by mismatch
+        count on the path. work[0:T*K] keeps the unary scores."""
+        cdef Py_ssize_t l, T = self.label_len(i), K = self.n_tags
+        cdef FactorTree t = self._path(w, i)
         cdef double *U = work
-        cdef double *A = work + T * K                    # A[(t*K + k)*L1 + l]
-        cdef double *B = work + T * K + T * K * L1       # argmax predecessor
-        cdef const double *tr = w + self.trans_off
-        cdef double v, best, fyi
-        cdef int arg, e
-        fyi = self._unary_scores(w, i, 0.0, U)
-        for t in range(1, T):
-            fyi += tr[yi[t - 1] * K + yi[t]]
-        if self.use_start_end:
-            fyi += w[self.start_off + yi[0]] + w[self.end_off + yi[T - 1]]
-        for k in range(K):
-            e = 1 if k != yi[0] else 0
-            for l in range(L1):
-                A[k * L1 + l] = NEG_INF
-            A[k * L1 + e] = U[k] + (w[self.start_off + k] if self.use_start_end else 0.0)
-        for t in range(1, T):
-            for k in range(K):
-                e = 1 if k != yi[t] else 0
-                for l in range(L1):
-                    A[(t * K + k) * L1 + l] = NEG_INF
-                    B[(t * K + k) * L1 + l] = 0
-                    if l - e < 0:
-                        continue
-                    best = NEG_INF
-                    arg = 0
-                    for p in range(K):
-                        v = A[((t - 1) * K + p) * L1 + l - e]
-                        if v <= NEG_INF:
-                            continue
-                        v += tr[p * K + k]
-                        if v > best:
-                            best = v
-                            arg = <int> p
-                    if best > NEG_INF:
-                        A[(t * K + k) * L1 + l] = best + U[t * K + k]
-                        B[(t * K + k) * L1 + l] = arg
-        for l in range(L1):
-            best = NEG_INF
-            arg = -1
-            for k in range(K):
-                v = A[((T - 1) * K + k) * L1 + l]
-                if v <= NEG_INF:
-                    continue
-                v += (w[self.end_off + k] if self.use_start_end else 0.0)
-                if v > best:
-                    best = v
-                    arg = <int> k
-            if arg < 0:
-                best_m[l] = NEG_INF
-                for t in range(T):
-                    labels[l * T + t] = -1
-                continue
-            best_m[l] = best - fyi
-            labels[l * T + T - 1] = arg
-            e = l
-            for t in range(T - 1, 0, -1):
-                k = labels[l * T + t]
-                p = <Py_ssize_t> B[(t * K + k) * L1 + e]
-                if k != yi[t]:
-                    e -= 1
-                labels[l * T + t - 1] = <int> p
+        cdef double *B = work + T * K
+        self._unary_scores(w, i, 0.0, U)
+        self._beliefs(w, i, &t, U, 0.0, B)
+        tree_maxsum_by_count(&t, B, self.true_label(i), best_m, labels, B + T * K)
+        cdef double fyi = self._score_with_edges(w, &t, U, self.true_label(i))
+        for l in range(T + 1):
+            if best_m[l] > NEG_INF:
+                best_m[l] -= fyi
 
     def prepare_gram(self):
         """Keep the token products x_t . x_s of every sequence (sum_i T_i^2 doubles) when they
@@ -442,10 +393,10 @@ cdef class ChainStructure(Structure):
                     row_axpy(r, -Ct[t * K + c], w, K, c)
 
     cdef Py_ssize_t workspace_size(self) noexcept nogil:
-        # Viterbi: 3 T x K tables; margins: T x K + 2T; update_many: T x K + 2T;
-        # gram_row: T x T token products + 2T ints
+        # Viterbi: unary scores and beliefs (T x K each) + max-product's; margins and
+        # update_many: T x K + 2T; gram_row: T x T token products + 2T ints
         cdef Py_ssize_t T = self.max_label_len, K = self.n_tags
-        return max(3 * T * K, T * T + T)
+        return max(2 * T * K + tree_maxsum_workspace(T, K), T * T + T)
 
     cdef int n_loss_levels(self, Py_ssize_t i) noexcept nogil:
         return <int> self.label_len(i) + 1
@@ -455,89 +406,26 @@ cdef class ChainStructure(Structure):
 
     cdef Py_ssize_t loss_indexed_workspace_size(self) noexcept nogil:
         cdef Py_ssize_t T = self.max_label_len, K = self.n_tags
-        return T * K + 2 * T * K * (T + 1)
+        return 2 * T * K + tree_count_workspace(T, K)
 
     cdef int kbest(self, const double *w, Py_ssize_t i, double lam, int kb, int *labels_out,
                    double *values_out, double *work) noexcept nogil:
-        # List Viterbi: the kb best partial paths per (t, tag), merged from the K predecessor lists
-        # (each sorted, so a K-way selection suffices); ties: lowest predecessor tag, then rank.
-        cdef Py_ssize_t t, k, p, r, T = self.label_len(i), K = self.n_tags
-        cdef const int *yi = self.true_label(i)
+        # list Viterbi: k-best max-product on the path
+        cdef Py_ssize_t r, T = self.label_len(i), K = self.n_tags
+        cdef FactorTree t = self._path(w, i)
         cdef double *U = work
-        cdef double *S = U + T * K                   # S[(t*K + k)*kb + r]
-        cdef double *BT = S + T * K * kb             # predecessor tag
-        cdef double *BR = BT + T * K * kb            # predecessor rank
-        cdef double *N = BR + T * K * kb             # entries per (t, k)
-        cdef double *ptr = N + T * K                 # merge pointer per predecessor
-        cdef const double *tr = w + self.trans_off
-        cdef double v, best, fyi, sc
-        cdef int bp, got, nr, tag, rank
-        fyi = self._unary_scores(w, i, lam, U)
-        for t in range(1, T):
-            fyi += tr[yi[t - 1] * K + yi[t]]
-        if self.use_start_end:
-            fyi += w[self.start_off + yi[0]] + w[self.end_off + yi[T - 1]]
-        for k in range(K):
-            S[k * kb] = U[k] + (w[self.start_off + k] if self.use_start_end else 0.0)
-            N[k] = 1
-        for t in range(1, T):
-            for k in range(K):
-                for p in range(K):
-                    ptr[p] = 0
-                nr = 0
-                while nr < kb:
-                    bp = _best_head(S, N, ptr, (t - 1) * K, K, kb, tr + k, K, &best)
-                    if bp < 0:
-                        break
-                    S[(t * K + k) * kb + nr] = best + U[t * K + k]
-                    BT[(t * K + k) * kb + nr] = bp
-                    BR[(t * K + k) * kb + nr] = ptr[bp]
-                    ptr[bp] += 1
-                    nr += 1
-                N[t * K + k] = nr
-        for k in range(K):
-            ptr[k] = 0
-        got = 0
-        while got < kb:
-            bp = _best_head(S, N, ptr, (T - 1) * K, K, kb,
-                            w + self.end_off if self.use_start_end else NULL, 1, &best)
-            if bp < 0:
-                break
-            values_out[got] = best - fyi
-            tag = bp
-            rank = <int> ptr[bp]
-            ptr[bp] += 1
-            for t in range(T - 1, -1, -1):
-                labels_out[got * T + t] = tag
-                if t > 0:
-                    r = (t * K + tag) * kb + rank
-                    tag = <int> BT[r]
-                    rank = <int> BR[r]
-            got += 1
+        cdef int got
+        self._unary_scores(w, i, 0.0, U)
+        cdef double fyi = self._score_with_edges(w, &t, U, self.true_label(i))
+        self._beliefs(w, i, &t, U, lam * self._loss_weight(i), U)
+        got = tree_kbest(&t, U, kb, labels_out, values_out, U + T * K)
+        for r in range(got):
+            values_out[r] -= fyi
         return got
 
     cdef Py_ssize_t kbest_workspace_size(self, int kb) noexcept nogil:
         cdef Py_ssize_t T = self.max_label_len, K = self.n_tags
-        return T * K + 3 * T * K * kb + T * K + K
-
-
-cdef inline int _best_head(const double *S, const double *N, const double *ptr, Py_ssize_t row0,
-                           Py_ssize_t K, Py_ssize_t kb, const double *add, Py_ssize_t add_stride,
-                           double *best_out) noexcept nogil:
-    """K-way merge step of list Viterbi: among the K sorted lists S[(row0 + p)*kb + .] (N[row0 + p]
-    entries each, next unread at ptr[p]) plus add[p*add_stride] (none when add is NULL), the list
-    whose head is largest (ties: lowest p), or -1 when all are exhausted."""
-    cdef Py_ssize_t p
-    cdef int bp = -1
-    cdef double v, best = NEG_INF
-    for p in range(K):
-        if ptr[p] < N[row0 + p]:
-            v = S[(row0 + p) * kb + <Py_ssize_t> ptr[p]] + (add[p * add_stride] if add != NULL else 0.0)
-            if bp < 0 or v > best:
-                best = v
-                bp = <int> p
-    best_out[0] = best
-    return bp
+        return T * K + tree_kbest_workspace(T, K, kb)
 
 
 cdef inline double _same(const int *u, const int *v, Py_ssize_t t, Py_ssize_t s) noexcept nogil:

@@ -150,7 +150,7 @@ cdef Py_ssize_t tree_count_workspace(Py_ssize_t n_vars, Py_ssize_t max_card) noe
 cdef void tree_maxsum_by_count(const FactorTree *t, const double *B, const int *truth, double *best,
                                int *labels, double *work) noexcept nogil:
     cdef Py_ssize_t n = t.n_vars, L = n + 1, K = _max_card(t), S = tree_n_states(t)
-    cdef Py_ssize_t j, v, p, k, kc, kp, l, lc, lp, Kv, Kp, ov, op, rem, idx
+    cdef Py_ssize_t j, v, p, k, kc, kp, l, lc, lp, Kv, Kp, ov, op, rem, idx, cs, ps
     cdef double *A = work                                   # A[(off(v)+k)*L + l]
     cdef int *argK = <int *> (A + S * L)                    # [(v*K + kp)*L + lc]
     cdef int *split = <int *> (A + S * L + _ints(n * K * L))
@@ -184,6 +184,9 @@ cdef void tree_maxsum_by_count(const FactorTree *t, const double *B, const int *
         Kp = tree_card(t, p)
         ov = tree_off(t, v)
         op = tree_off(t, p)
+        T = tree_table(t, v)
+        cs = tree_cs(t, v)
+        ps = tree_ps(t, v)
         # M[kp][lc] = max over the child's states of its best with lc mismatches + table
         for kp in range(Kp):
             for lc in range(size[v] + 1):
@@ -193,7 +196,7 @@ cdef void tree_maxsum_by_count(const FactorTree *t, const double *B, const int *
                     a = A[(ov + kc) * L + lc]
                     if a <= NEG_INF:
                         continue
-                    val = a + tree_pair(t, v, kc, kp)
+                    val = a + T[kc * cs + kp * ps]
                     if val > bestv:
                         bestv = val
                         barg = <int> kc
@@ -288,16 +291,16 @@ cdef Py_ssize_t tree_kbest_workspace(Py_ssize_t n_vars, Py_ssize_t max_card, int
 
 
 cdef int _merge_heads(const double *vals, const int *cnt, int *ptr, Py_ssize_t n_lists, Py_ssize_t stride,
-                      const FactorTree *t, Py_ssize_t v, Py_ssize_t kp, double *best_out) noexcept nogil:
+                      const double *add, Py_ssize_t add_stride, double *best_out) noexcept nogil:
     """The list (among n_lists sorted lists vals[q*stride:], cnt[q] entries, next unread at ptr[q])
-    whose head plus table_v(q, kp) (kp < 0: plus nothing) is largest (ties: lowest q); -1 when all
-    are exhausted."""
+    whose head plus add[q * add_stride] (add NULL: plus nothing) is largest (ties: lowest q); -1
+    when all are exhausted."""
     cdef Py_ssize_t q
     cdef int bq = -1
     cdef double val, best = NEG_INF
     for q in range(n_lists):
         if ptr[q] < cnt[q]:
-            val = vals[q * stride + ptr[q]] + (tree_pair(t, v, q, kp) if kp >= 0 else 0.0)
+            val = vals[q * stride + ptr[q]] + (add[q * add_stride] if add != NULL else 0.0)
             if bq < 0 or val > best:
                 best = val
                 bq = <int> q
@@ -335,7 +338,8 @@ cdef int _sum_lists(const double *a, int na, const double *b, int nb, int kb, do
 cdef int tree_kbest(const FactorTree *t, const double *B, int kb, int *labels, double *values,
                     double *work) noexcept nogil:
     cdef Py_ssize_t n = t.n_vars, K = _max_card(t), S = tree_n_states(t)
-    cdef Py_ssize_t j, v, p, k, kp, idx, Kv, Kp, ov, op, r
+    cdef Py_ssize_t j, v, p, k, kp, idx, Kv, Kp, ov, op, r, cs, ps
+    cdef const double *T
     cdef double *Lval = work                                          # [(off(v)+k)*kb + r]
     cdef int *cnt = <int *> (Lval + S * kb)                           # [off(v)+k]
     cdef int *ck = <int *> (Lval + S * kb + _ints(S))                 # [(c*K + kp)*kb + r]
@@ -373,6 +377,9 @@ cdef int tree_kbest(const FactorTree *t, const double *B, int kb, int *labels, d
         Kp = tree_card(t, p)
         ov = tree_off(t, v)
         op = tree_off(t, p)
+        T = tree_table(t, v)
+        cs = tree_cs(t, v)
+        ps = tree_ps(t, v)
         for kp in range(Kp):
             # the message: the kb best (child state, child rank) for this parent state; its
             # entries' child states and ranks go straight to ck / cr of this (child, kp) and are
@@ -381,7 +388,7 @@ cdef int tree_kbest(const FactorTree *t, const double *B, int kb, int *labels, d
                 ptr[q] = 0
             nm = 0
             while nm < kb:
-                bq = _merge_heads(Lval + ov * kb, cnt + ov, ptr, Kv, kb, t, v, kp, &val)
+                bq = _merge_heads(Lval + ov * kb, cnt + ov, ptr, Kv, kb, T + kp * ps, cs, &val)
                 if bq < 0:
                     break
                 msg[nm] = val
@@ -413,7 +420,7 @@ cdef int tree_kbest(const FactorTree *t, const double *B, int kb, int *labels, d
             ptr[q] = 0
         nm = 0
         while nm < kb:
-            bq = _merge_heads(Lval + ov * kb, cnt + ov, ptr, Kv, kb, t, v, -1, &val)
+            bq = _merge_heads(Lval + ov * kb, cnt + ov, ptr, Kv, kb, NULL, 0, &val)
             if bq < 0:
                 break
             msg[nm] = val
