@@ -29,6 +29,7 @@ from libc.stdlib cimport malloc, calloc, realloc, free
 from libc.string cimport memcpy, memset
 
 from ssvmlinear._kernels.structure cimport Structure
+from ssvmlinear._kernels.labels cimport LabelStore
 from ssvmlinear._kernels.team cimport ShardWork, Team
 
 
@@ -48,12 +49,9 @@ cdef class OneSlackOracle(ShardWork):
     cdef readonly bint exact_violators # LSE: also add the best violator outside V_i (k-best)
     cdef readonly Py_ssize_t n_chunks
     cdef readonly Py_ssize_t n_weights
-    cdef int *size
-    cdef int *cap
-    cdef int *ring
-    cdef int **lab
-    cdef double **loss
-    cdef char **inset                  # LSE: label k of example i is in S_i of the running constraint
+    # per example: the label cache with each label's loss and (LSE) whether it is in S_i of the
+    # running constraint; a ring of cache_size labels for margin rescaling
+    cdef LabelStore cache
     cdef int *sel                      # margin: the cache slot of ybar_i in the running constraint, -1: y_i
     cdef long long[::1] bounds         # chunk c = examples bounds[c] .. bounds[c+1]-1
     cdef double[:, ::1] acc            # running accumulator of every chunk
@@ -75,12 +73,6 @@ cdef class OneSlackOracle(ShardWork):
     cdef int job_status
 
     def __cinit__(self):
-        self.size = NULL
-        self.cap = NULL
-        self.ring = NULL
-        self.lab = NULL
-        self.loss = NULL
-        self.inset = NULL
         self.sel = NULL
         self.hbuf = NULL
         self.hcap = NULL
@@ -118,21 +110,15 @@ cdef class OneSlackOracle(ShardWork):
         self.chunk_h = np.zeros(self.n_chunks)
         self.chunk_calls = np.zeros(self.n_chunks, dtype=np.int64)
         self.chunk_changes = np.zeros(self.n_chunks, dtype=np.int64)
-        self.size = <int *> calloc(m, sizeof(int))
-        self.cap = <int *> calloc(m, sizeof(int))
-        self.ring = <int *> calloc(m, sizeof(int))
+        self.cache = LabelStore(structure, ("loss", "inset"), 0 if lse else self.cache_size)
         self.sel = <int *> malloc(m * sizeof(int))
-        self.lab = <int **> calloc(m, sizeof(int *))
-        self.loss = <double **> calloc(m, sizeof(double *))
-        self.inset = <char **> calloc(m, sizeof(char *))
         self.hbuf = <double **> calloc(self.n_chunks, sizeof(double *))
         self.hcap = <Py_ssize_t *> calloc(self.n_chunks, sizeof(Py_ssize_t))
         self.klab = <int **> calloc(self.n_chunks, sizeof(int *))
         self.kval = <double **> calloc(self.n_chunks, sizeof(double *))
         self.kwork = <double **> calloc(self.n_chunks, sizeof(double *))
         self.kcap = <Py_ssize_t *> calloc(self.n_chunks, sizeof(Py_ssize_t))
-        if not (self.size and self.cap and self.ring and self.sel and self.lab and self.loss and self.inset
-                and self.hbuf and self.hcap and self.klab and self.kval and self.kwork and self.kcap):
+        if not (self.sel and self.hbuf and self.hcap and self.klab and self.kval and self.kwork and self.kcap):
             raise MemoryError()
         self.n = structure.n_examples
         for i in range(m):
@@ -141,24 +127,13 @@ cdef class OneSlackOracle(ShardWork):
 
     def __dealloc__(self):
         cdef Py_ssize_t i
-        if self.lab != NULL:
-            for i in range(self.n):
-                free(self.lab[i])
-                free(self.loss[i])
-                free(self.inset[i])
         if self.hbuf != NULL:
             for i in range(self.n_chunks):
                 free(self.hbuf[i])
                 free(self.klab[i])
                 free(self.kval[i])
                 free(self.kwork[i])
-        free(self.size)
-        free(self.cap)
-        free(self.ring)
         free(self.sel)
-        free(self.lab)
-        free(self.loss)
-        free(self.inset)
         free(self.hbuf)
         free(self.hcap)
         free(self.klab)
@@ -166,94 +141,42 @@ cdef class OneSlackOracle(ShardWork):
         free(self.kwork)
         free(self.kcap)
 
-    cdef int _find(self, Py_ssize_t i, const int *y) noexcept nogil:
-        cdef Py_ssize_t L = self.st.label_len(i), t
-        cdef int k
-        for k in range(self.size[i]):
-            t = 0
-            while t < L and self.lab[i][k * L + t] == y[t]:
-                t += 1
-            if t == L:
-                return k
-        return -1
-
     cdef int _add(self, Py_ssize_t i, const int *y, double loss, double *a) noexcept nogil:
         """Put y in example i's cache (a full margin cache replaces its oldest entry, first taking
         it out of the running accumulator `a` if it was example i's choice); -1 on OOM."""
-        cdef Py_ssize_t L = self.st.label_len(i)
-        cdef int k, new
-        cdef int *lab
-        cdef double *ls
-        cdef char *fl
-        if self._find(i, y) >= 0:
+        cdef int k
+        if self.cache.find(i, y) >= 0:
             return 0
-        if not self.lse and self.size[i] == self.cache_size:
-            k = self.ring[i]
-            self.ring[i] = (k + 1) % self.cache_size
-            if self.sel[i] == k:
-                self.st.update(a, i, -self.Cs[i], self.lab[i] + k * L)
-                self.sel[i] = -1
-        else:
-            if self.size[i] == self.cap[i]:
-                new = 2 if self.cap[i] == 0 else 2 * self.cap[i]
-                if not self.lse and new > self.cache_size:
-                    new = self.cache_size
-                lab = <int *> realloc(self.lab[i], new * L * sizeof(int))
-                if lab == NULL:
-                    return -1
-                self.lab[i] = lab
-                ls = <double *> realloc(self.loss[i], new * sizeof(double))
-                if ls == NULL:
-                    return -1
-                self.loss[i] = ls
-                fl = <char *> realloc(self.inset[i], new * sizeof(char))
-                if fl == NULL:
-                    return -1
-                self.inset[i] = fl
-                self.cap[i] = new
-            k = self.size[i]
-            self.size[i] += 1
-        memcpy(self.lab[i] + k * L, y, L * sizeof(int))
-        self.loss[i][k] = loss
-        self.inset[i][k] = 0
+        k = self.cache.victim(i)
+        if k >= 0 and self.sel[i] == k:
+            self.st.update(a, i, -self.Cs[i], self.cache.label(i, k))
+            self.sel[i] = -1
+        k = self.cache.append(i, y)
+        if k < 0:
+            return -1
+        self.cache.col(i, 0)[k] = loss
         return 0
 
     def cache_sizes(self):
-        return np.array([self.size[i] for i in range(self.n)], dtype=np.int64)
+        return self.cache.sizes()
 
     def get_caches(self):
         """The label caches as plain arrays: sizes (n), labels (concatenated), loss."""
-        cdef Py_ssize_t i, L
-        labels, losses = [], []
-        for i in range(self.n):
-            L = self.st.label_len(i)
-            labels.append(np.array(<int[:self.size[i] * L]> self.lab[i]) if self.size[i] else np.zeros(0, np.int32))
-            losses.append(np.array(<double[:self.size[i]]> self.loss[i]) if self.size[i] else np.zeros(0))
-        cat = lambda a, dt: np.concatenate(a).astype(dt) if a else np.zeros(0, dt)
-        return dict(sizes=self.cache_sizes(), labels=cat(labels, np.int32), loss=cat(losses, np.float64))
+        state = self.cache.get_state()
+        return dict(sizes=state["sizes"], labels=state["labels"], loss=state["loss"])
 
     def set_caches(self, state):
         """Add labels to the caches: `state` as get_caches() returns it (or the working sets of
         SDM / LSE-SDCD's get_state()). Labels whose loss is 0 (y_i itself) are skipped. The
         running constraint is reset (the next pass should be an oracle pass or rebuild)."""
-        cdef long long[::1] sizes = np.ascontiguousarray(state["sizes"], dtype=np.int64)
-        cdef int[::1] labels = np.ascontiguousarray(state["labels"], dtype=np.int32)
-        cdef double[::1] loss = np.ascontiguousarray(state["loss"], dtype=np.float64)
-        cdef Py_ssize_t i, L, k, pos = 0, lpos = 0
-        if sizes.shape[0] != self.n:
-            raise ValueError("set_caches: one size per example expected")
-        for i in range(self.n):
-            L = self.st.label_len(i)
-            pos += sizes[i] * L
-        if pos != labels.shape[0] or loss.shape[0] != np.asarray(sizes).sum():
-            raise ValueError("set_caches: sizes, labels and loss disagree")
-        pos = 0
+        sizes, labels, loss, offsets = self.cache.state_offsets(state, "set_caches")
+        cdef int[::1] lab = labels
+        cdef Py_ssize_t i, k, L, lpos = 0
         for i in range(self.n):
             L = self.st.label_len(i)
             for k in range(sizes[i]):
-                if loss[lpos] > 0.0 and self._add(i, &labels[pos], loss[lpos], &self.acc[0, 0]) < 0:
+                if loss[lpos] > 0.0 and self._add(i, &lab[offsets[i] + k * L], loss[lpos], &self.acc[0, 0]) < 0:
                     raise MemoryError("cutting-plane label caches")
-                pos += L
                 lpos += 1
         self.reset()
 
@@ -262,8 +185,8 @@ cdef class OneSlackOracle(ShardWork):
         cdef Py_ssize_t i, k
         for i in range(self.n):
             self.sel[i] = -1
-            for k in range(self.size[i]):
-                self.inset[i][k] = 0
+            for k in range(self.cache.size[i]):
+                self.cache.col(i, 1)[k] = 0.0
         self.acc[:, :] = 0.0
 
     cdef int _grow(self, Py_ssize_t c, Py_ssize_t need, bint kbest) noexcept nogil:
@@ -307,13 +230,14 @@ cdef class OneSlackOracle(ShardWork):
         cdef double *work = &self.work[c, 0]
         cdef int *ybuf = &self.ybuf[c, 0]
         cdef double *H
-        cdef char *fl
+        cdef double *fl
+        cdef double *loss
         if rebuild:
             memset(a, 0, self.n_weights * sizeof(double))
             for i in range(self.bounds[c], self.bounds[c + 1]):
                 self.sel[i] = -1
-                for k in range(self.size[i]):
-                    self.inset[i][k] = 0
+                for k in range(self.cache.size[i]):
+                    self.cache.col(i, 1)[k] = 0.0
         for i in range(self.bounds[c], self.bounds[c + 1]):
             C = self.Cs[i]
             if C <= 0.0:
@@ -322,67 +246,69 @@ cdef class OneSlackOracle(ShardWork):
             if use_oracle:
                 self.st.oracle(w, i, 1.0, ybuf, &m, &d, work)
                 calls += 1
-                if (self.lse and self.exact_violators and m + d > 0.0 and self._find(i, ybuf) >= 0):
+                if (self.lse and self.exact_violators and m + d > 0.0 and self.cache.find(i, ybuf) >= 0):
                     # the argmax is known: add the best violator outside V_i, if any (k-best with
                     # k = |V_i| + 1 always reaches one); kbest leaves `work` (the unary scores) intact
-                    if self._grow(c, self.size[i] + 2, True) < 0:
+                    if self._grow(c, self.cache.size[i] + 2, True) < 0:
                         return -1
-                    got = self.st.kbest(w, i, 1.0, self.size[i] + 1, self.klab[c], self.kval[c], self.kwork[c])
+                    got = self.st.kbest(w, i, 1.0, self.cache.size[i] + 1, self.klab[c], self.kval[c], self.kwork[c])
                     for k in range(got):
                         if self.kval[c][k] <= 0.0:
                             break
-                        if self._find(i, self.klab[c] + k * L) < 0:
+                        if self.cache.find(i, self.klab[c] + k * L) < 0:
                             if self._add(i, self.klab[c] + k * L, self.st.loss(i, self.klab[c] + k * L), a) < 0:
                                 return -1
                             break
                 if self._add(i, ybuf, d, a) < 0:
                     return -1
-            if self.size[i] == 0:
+            if self.cache.size[i] == 0:
                 continue
-            if self._grow(c, self.size[i], False) < 0:
+            if self._grow(c, self.cache.size[i], False) < 0:
                 return -1
             H = self.hbuf[c]
-            self.st.margins(w, i, self.lab[i], self.size[i], H, work, use_oracle)
+            self.st.margins(w, i, self.cache.labels(i), self.cache.size[i], H, work, use_oracle)
             # H[k] becomes the coefficient of label k's change (+C enters, -C leaves), so that
             # the example's changes go to `a` in one update_many (merged per position and tag)
             if self.lse:
-                fl = self.inset[i]
+                loss = self.cache.col(i, 0)
+                fl = self.cache.col(i, 1)
                 moved = 0
-                for k in range(self.size[i]):
-                    h = H[k] + self.loss[i][k]
+                for k in range(self.cache.size[i]):
+                    h = H[k] + loss[k]
                     H[k] = 0.0
                     if h > 0.0:
-                        bsum += C * self.loss[i][k]
+                        bsum += C * loss[k]
                         hsum += C * h
-                        if not fl[k]:
+                        if fl[k] == 0.0:
                             H[k] = C
-                            fl[k] = 1
+                            fl[k] = 1.0
                             moved += 1
-                    elif fl[k]:
+                    elif fl[k] != 0.0:
                         H[k] = -C
-                        fl[k] = 0
+                        fl[k] = 0.0
                         moved += 1
                 if moved:
-                    self.st.update_many(a, i, H, self.lab[i], self.size[i], work)
+                    self.st.update_many(a, i, H, self.cache.labels(i), self.cache.size[i], work)
                     changes += moved
             else:
+                loss = self.cache.col(i, 0)
                 best = -1
                 hbest = 0.0          # y_i itself: H = 0
-                for k in range(self.size[i]):
-                    h = H[k] + self.loss[i][k]
+                for k in range(self.cache.size[i]):
+                    h = H[k] + loss[k]
                     H[k] = 0.0
                     if h > hbest:
                         hbest = h
                         best = k
                 if best >= 0:
-                    bsum += C * self.loss[i][best]
+                    bsum += C * loss[best]
                     hsum += C * hbest
                 if best != self.sel[i]:
                     if self.sel[i] >= 0:
                         H[self.sel[i]] = -C
                     if best >= 0:
                         H[best] = C
-                    self.st.update_many(a, i, H, self.lab[i], self.size[i], work)
+                    self.st.update_many(a, i, H, self.cache.labels(i), self.cache.size[i], work)
                     self.sel[i] = <int> best
                     changes += 1
         self.chunk_b[c] = bsum

@@ -3,7 +3,7 @@
 from libc.stdint cimport uint64_t
 
 from ssvmlinear._kernels.structure cimport Structure
-from ssvmlinear._kernels.workingset cimport WorkingSets
+from ssvmlinear._kernels.labels cimport WorkingSets
 from ssvmlinear._kernels.team cimport ShardWork
 
 

@@ -3,7 +3,7 @@
 import numpy as np
 
 from ssvmlinear._kernels.structure cimport Structure
-from ssvmlinear._kernels.workingset cimport WorkingSets
+from ssvmlinear._kernels.labels cimport WorkingSets
 
 
 cdef class DualSolver:
@@ -25,7 +25,7 @@ cdef class DualSolver:
         self.n_oracle_calls = 0
         self.ws = WorkingSets(structure)
         for i in range(self.n):
-            if self.ws.append(i, structure.true_label(i), 0.0) < 0:
+            if self.ws.add(i, structure.true_label(i), 0.0) < 0:
                 raise MemoryError()
             self.ws.alpha(i)[0] = self.Cs[i]
 

@@ -15,9 +15,10 @@ batch order, so results do not depend on n_jobs. A whole epoch runs in the kerne
 """
 import numpy as np
 from libc.math cimport sqrt
-from libc.string cimport memcpy, memcmp
+from libc.string cimport memcpy
 
 from ssvmlinear._kernels.structure cimport Structure
+from ssvmlinear._kernels.labels cimport LabelStore
 from ssvmlinear._kernels.surrogate cimport Surrogate, psi, psi_dh, SURR_MICROF1
 from ssvmlinear._kernels.search cimport (StructureOracle, SearchResult, run_search, SEARCH_NONE,
                                          SEARCH_HULL)
@@ -42,8 +43,7 @@ cdef class PegasosSolver(ShardWork):
     cdef readonly bint projection, averaging
     cdef public double[::1] v, A
     cdef const double[::1] Cw            # C_i / Cbar
-    cdef int[::1] cache                  # n x WARM x Lmax labels
-    cdef int[::1] cache_n
+    cdef LabelStore warm                 # per example a ring of the last WARM labels found
     cdef Py_ssize_t Lmax
     cdef list oracles
     cdef void **oracle_of                # oracle_of[tid]: thread tid's StructureOracle (borrowed)
@@ -77,8 +77,7 @@ cdef class PegasosSolver(ShardWork):
         self.A = np.zeros(st.n_weights)
         self.scale, self.avg_c, self.t = 1.0, 0.0, 0
         self.Lmax = max(st.max_label_len, 1)
-        self.cache = np.zeros(n * WARM * self.Lmax, dtype=np.int32)
-        self.cache_n = np.zeros(n, dtype=np.int32)
+        self.warm = LabelStore(st, (), WARM)
         cap = 2 * max_calls + WARM + 8
         # Micro-F1's oracles add the unscaled Hamming count to the margin: keep scale = 1 for it
         self.oracles = [StructureOracle(st, capacity=cap, microf1=kind == SURR_MICROF1)
@@ -99,13 +98,13 @@ cdef class PegasosSolver(ShardWork):
     cdef void _search_one(self, StructureOracle o, Py_ssize_t i, Py_ssize_t b) noexcept nogil:
         """Search example i with oracle o; store its labels/coefficients (psi_h weights) at b."""
         cdef int n_warm = 0, k, j, slot
-        cdef Py_ssize_t L = self.st.label_len(i), base = i * WARM * self.Lmax
+        cdef Py_ssize_t L = self.st.label_len(i)
         cdef SearchResult r
         cdef double dh
         o.set_example(&self.v[0], self.scale, i)
-        if self.method != SEARCH_NONE and self.cache_n[i] > 0:
-            n_warm = self.cache_n[i]
-            o.load_many(&self.cache[base], self.Lmax, n_warm)
+        if self.method != SEARCH_NONE and self.warm.size[i] > 0:
+            n_warm = self.warm.size[i]
+            o.load_many(self.warm.labels(i), L, n_warm)
         r = run_search(o, &self.sur, self.method, 1.0, self.ratio, self.max_calls, n_warm)
         self.b_value[b] = r.value if not r.error else 0.0
         self.b_calls[b] = r.n_calls
@@ -121,22 +120,8 @@ cdef class PegasosSolver(ShardWork):
             memcpy(&self.b_labels[(2 * b + j) * self.Lmax], o.label(slot), L * sizeof(int))
             self.b_coef[2 * b + j] = dh * (r.weight1 if j == 0 else 1.0 - r.weight1)
             if self.method != SEARCH_NONE:
-                self._remember(i, o.label(slot), L)
-
-    cdef void _remember(self, Py_ssize_t i, const int *label, Py_ssize_t L) noexcept nogil:
-        cdef Py_ssize_t base = i * WARM * self.Lmax
-        cdef int k, n = self.cache_n[i]
-        for k in range(n):
-            if memcmp(&self.cache[base + k * self.Lmax], label, L * sizeof(int)) == 0:
-                return
-        if n < WARM:
-            self.cache_n[i] = n + 1
-        else:                             # drop the oldest
-            for k in range(WARM - 1):
-                memcpy(&self.cache[base + k * self.Lmax], &self.cache[base + (k + 1) * self.Lmax],
-                       L * sizeof(int))
-            n = WARM - 1
-        memcpy(&self.cache[base + n * self.Lmax], label, L * sizeof(int))
+                if self.warm.find(i, o.label(slot)) < 0:
+                    self.warm.append(i, o.label(slot))
 
     cdef void _apply(self, const Py_ssize_t *idx, Py_ssize_t nb) noexcept nogil:
         """One Pegasos step from the stored answers of the mini-batch idx[0:nb]."""

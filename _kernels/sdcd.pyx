@@ -27,7 +27,7 @@ import numpy as np
 from libc.string cimport memcpy
 
 from ssvmlinear._kernels.structure cimport Structure
-from ssvmlinear._kernels.workingset cimport WorkingSets
+from ssvmlinear._kernels.labels cimport WorkingSets
 from ssvmlinear._kernels.dualsolver cimport DualSolver
 from ssvmlinear._kernels.rng cimport rng_shuffle
 
@@ -75,7 +75,7 @@ cdef class SDCDSolver(DualSolver):
             self.n_oracle_calls += 1
             j = self.ws.find(i, &self.ybuf[0])
             if j < 0:
-                if self.ws.append(i, &self.ybuf[0], d) < 0:
+                if self.ws.add(i, &self.ybuf[0], d) < 0:
                     return -1.0
             elif self.exact_violators and self.ws.alpha(i)[j] >= C and m + d > 0.0:
                 # the argmax is saturated: look further down the list for a violator outside V_i
@@ -87,7 +87,7 @@ cdef class SDCDSolver(DualSolver):
                         break
                     j = self.ws.find(i, &self.klabels[k * L])
                     if j < 0:
-                        if self.ws.append(i, &self.klabels[k * L],
+                        if self.ws.add(i, &self.klabels[k * L],
                                           self.st.loss(i, &self.klabels[k * L])) < 0:
                             return -1.0
                         break

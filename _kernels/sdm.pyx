@@ -7,7 +7,7 @@
 with dphi_i(y) = phi(x_i, y_i) - phi(x_i, y): the dual of
     min_w 1/2 ||w||^2 + sum_i C_i max_y [Delta(y, y_i) + f(y) - f(y_i)].
 
-Each example keeps a working set V_i (workingset.pyx). A visit computes H_i(y) = Delta(y, y_i) -
+Each example keeps a working set V_i (the label store of labels.pxd). A visit computes H_i(y) = Delta(y, y_i) -
 w . dphi_i(y) (minus the dual gradient) on V_i and runs SMO steps on the maximal violating pair
 (up = argmax H, down = argmin H over alpha > 0) until the pair's gap is tiny, updating H through the
 cached Gram matrix and w once at the end. Type-I passes first call the loss-augmented oracle
@@ -35,7 +35,7 @@ import numpy as np
 from libc.stdlib cimport malloc, realloc, free
 from libc.time cimport timespec
 from ssvmlinear._kernels.structure cimport Structure
-from ssvmlinear._kernels.workingset cimport WorkingSets
+from ssvmlinear._kernels.labels cimport WorkingSets
 from ssvmlinear._kernels.dualsolver cimport DualSolver
 from ssvmlinear._kernels.rng cimport rng_shuffle
 from ssvmlinear._kernels.team cimport Team
@@ -170,7 +170,7 @@ cdef class SDMSolver(DualSolver):
                 y = &self.b_labels[slot * self.Lmax]
                 d = self.b_delta[slot]
             self.n_oracle_calls += 1
-            if self.ws.find(i, y) < 0 and self.ws.append(i, y, d) < 0:
+            if self.ws.find(i, y) < 0 and self.ws.add(i, y, d) < 0:
                 return -1.0
         n = self.ws.size[i]
         if n < 2:
@@ -344,6 +344,6 @@ cdef class SDMSolver(DualSolver):
             if old[i] <= 0 and self.Cs[i] > 0:
                 j = self.ws.find(i, self.st.true_label(i))
                 if j < 0:
-                    j = self.ws.append(i, self.st.true_label(i), 0.0)
+                    j = self.ws.add(i, self.st.true_label(i), 0.0)
                 self.ws.alpha(i)[j] = self.Cs[i]
         self.recompute_w()

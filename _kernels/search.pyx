@@ -14,7 +14,7 @@ question for psi's level curves numerically; for slack rescaling it reduces to t
 """
 import numpy as np
 from libc.math cimport sqrt, fabs, INFINITY, isfinite, log as log_, exp as exp_
-from libc.string cimport memcpy, memcmp
+from libc.string cimport memcpy
 
 from ssvmlinear._kernels.surrogate cimport (Surrogate, psi, psi_dh, psi_dg, SURR_MARGIN,
                                             SURR_SLACK, SURR_BETA, SURR_GENERALIZED, SURR_MICROF1,
@@ -362,7 +362,7 @@ cdef class StructureOracle(LabelOracle):
             cand = self.kb_labels + r * self.L
             hit = 0
             for b in range(n_banned):
-                if memcmp(cand, self.label(banned[b]), self.L * sizeof(int)) == 0:
+                if self.st.same_label(self.i, cand, self.label(banned[b])):
                     hit = 1
                     break
             if not hit:
@@ -377,7 +377,7 @@ cdef class StructureOracle(LabelOracle):
     cdef bint same(self, int a, int b) noexcept nogil:
         if a == b:
             return True
-        return memcmp(self.label(a), self.label(b), self.L * sizeof(int)) == 0
+        return self.st.same_label(self.i, self.label(a), self.label(b))
 
     cdef double angular_origin(self, const Surrogate *s, double c) noexcept nogil:
         # x = h + origin must be positive for every label that can beat psi = c: origin >=

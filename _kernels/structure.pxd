@@ -31,6 +31,9 @@ cdef class Structure:
     # unary scores), which margins() may reuse.
     cdef void margins(self, const double *w, Py_ssize_t i, const int *labels, int n, double *out,
                       double *work, bint after_oracle) noexcept nogil
+    # Whether two labels of example i are the same label (the label store's and the searches'
+    # equality; default: the same label_len(i) ints).
+    cdef bint same_label(self, Py_ssize_t i, const int *a, const int *b) noexcept nogil
     # task loss Delta(y, y_i)
     cdef double loss(self, Py_ssize_t i, const int *y) noexcept nogil
     # lambda-oracle: y_out = argmax_y m(y) + lam * Delta(y, y_i), m(y) = f(y) - f(y_i);

@@ -1,5 +1,7 @@
 # cython: language_level=3
 """Base class of the structure interface (see structure.pxd); the methods here are abstract."""
+from libc.string cimport memcmp
+
 from ssvmlinear._kernels.dataset cimport CSRDataset
 from ssvmlinear._kernels.team cimport ShardWork, Team
 
@@ -39,6 +41,9 @@ cdef class Structure:
         cdef double fyi = self.score(w, i, self.true_label(i))
         for k in range(n):
             out[k] = self.score(w, i, labels + k * L) - fyi
+
+    cdef bint same_label(self, Py_ssize_t i, const int *a, const int *b) noexcept nogil:
+        return memcmp(a, b, self.label_len(i) * sizeof(int)) == 0
 
     cdef double loss(self, Py_ssize_t i, const int *y) noexcept nogil:
         self.missing = 3

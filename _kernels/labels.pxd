@@ -1,0 +1,72 @@
+# The one label store: per-example lists of labels with a few doubles per label, used by the dual
+# working sets (alpha, loss, aux, and a Gram matrix), the cutting-plane caches (loss, in-constraint
+# flag; a ring for margin rescaling), Pegasos' warm-start cache (a ring) -- and the searches compare
+# labels the same way. A label of example i is label_len(i) ints whose layout the structure owns
+# (an integral labelling, or a relaxed label: per-variable and per-edge marginals); equality is
+# the structure's same_label().
+#
+# All of an example's arrays live in one allocation (labels, then the columns, then the Gram
+# matrix G[k, j] = dphi_i(y_k) . dphi_i(y_j), row stride cap[i], computed once when a label enters),
+# so a visit touches one memory block. Examples are independent: threads may append to different
+# examples concurrently (a store with a Gram matrix uses its own scratch: one thread).
+from ssvmlinear._kernels.structure cimport Structure
+
+
+cdef class LabelStore:
+    cdef Structure st
+    cdef Py_ssize_t n
+    cdef readonly int n_cols          # doubles kept per label (zero on entry)
+    cdef readonly int max_size        # > 0: a ring of this many labels (append replaces the oldest)
+    cdef readonly bint with_gram
+    cdef readonly tuple col_names
+    cdef int *size
+    cdef int *cap
+    cdef int *ring                    # bounded stores: the slot the next append replaces
+    cdef Py_ssize_t *label_ints       # ints reserved for labels in the block (a multiple of 2)
+    cdef double **block               # per example: labels | columns | Gram
+    cdef double[::1] work_arr         # scratch for gram_row
+    cdef double *work
+
+    cdef int find(self, Py_ssize_t i, const int *y) noexcept nogil
+    # the slot the next append of a new label to example i overwrites, -1 when it grows instead
+    cdef int victim(self, Py_ssize_t i) noexcept nogil
+    # store y (columns zero, Gram row computed); returns its slot, -1 when memory runs out
+    cdef int append(self, Py_ssize_t i, const int *y) noexcept nogil
+    # keep the labels whose flag is nonzero (order preserved, Gram compacted in place)
+    cdef void keep(self, Py_ssize_t i, const char *flags) noexcept nogil
+    cdef int _grow(self, Py_ssize_t i) noexcept nogil
+
+    cdef inline int* labels(self, Py_ssize_t i) noexcept nogil:
+        return <int *> self.block[i]
+
+    cdef inline const int* label(self, Py_ssize_t i, int k) noexcept nogil:
+        return (<int *> self.block[i]) + k * self.st.label_len(i)
+
+    cdef inline double* col(self, Py_ssize_t i, int c) noexcept nogil:
+        return self.block[i] + self.label_ints[i] // 2 + c * self.cap[i]
+
+    cdef inline double* gram(self, Py_ssize_t i) noexcept nogil:
+        if not self.with_gram:
+            return NULL
+        return self.block[i] + self.label_ints[i] // 2 + self.n_cols * self.cap[i]
+
+
+cdef class WorkingSets(LabelStore):
+    # The dual solvers' working sets V_i: alpha, task loss and a value the solver may keep per
+    # member (aux); the Gram matrix unless the structure's gram() is cheap (cheap_gram: solvers
+    # then compute the rows they need).
+    cdef inline double* alpha(self, Py_ssize_t i) noexcept nogil:
+        return self.col(i, 0)
+
+    cdef inline double* loss(self, Py_ssize_t i) noexcept nogil:
+        return self.col(i, 1)
+
+    cdef inline double* aux(self, Py_ssize_t i) noexcept nogil:
+        return self.col(i, 2)
+
+    cdef inline int add(self, Py_ssize_t i, const int *y, double loss) noexcept nogil:
+        """append() with the label's task loss; alpha and aux 0."""
+        cdef int k = self.append(i, y)
+        if k >= 0:
+            self.col(i, 1)[k] = loss
+        return k

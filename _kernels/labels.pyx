@@ -1,0 +1,229 @@
+# cython: language_level=3
+"""The label store (see labels.pxd)."""
+import numpy as np
+
+from libc.stdlib cimport malloc, calloc, free
+from libc.string cimport memcpy
+
+from ssvmlinear._kernels.structure cimport Structure
+
+# A store this large for one example means something else is wrong: report out of memory.
+cdef int MAX_LABELS = 1000000
+
+
+cdef class LabelStore:
+    """n per-example label lists, initially empty, with the named double columns col_names per
+    label; max_size > 0 makes each list a ring of that many labels; with_gram keeps the Gram
+    matrix of each list's dphi."""
+
+    def __cinit__(self):
+        self.size = NULL
+        self.cap = NULL
+        self.ring = NULL
+        self.label_ints = NULL
+        self.block = NULL
+        self.n = 0
+
+    def __init__(self, Structure structure, col_names=(), int max_size=0, bint with_gram=False):
+        cdef Py_ssize_t i, m = max(structure.n_examples, 1)
+        self.st = structure
+        self.col_names = tuple(col_names)
+        self.n_cols = len(self.col_names)
+        self.max_size = max(max_size, 0)
+        self.with_gram = with_gram
+        self.work_arr = np.zeros(max(structure.workspace_size(), 1) if with_gram else 1)
+        self.work = &self.work_arr[0]
+        self.size = <int *> calloc(m, sizeof(int))
+        self.cap = <int *> calloc(m, sizeof(int))
+        self.ring = <int *> calloc(m, sizeof(int))
+        self.label_ints = <Py_ssize_t *> calloc(m, sizeof(Py_ssize_t))
+        self.block = <double **> calloc(m, sizeof(double *))
+        if not (self.size and self.cap and self.ring and self.label_ints and self.block):
+            raise MemoryError()
+        self.n = structure.n_examples
+
+    def __dealloc__(self):
+        cdef Py_ssize_t i
+        if self.block != NULL:
+            for i in range(self.n):
+                free(self.block[i])
+        free(self.size)
+        free(self.cap)
+        free(self.ring)
+        free(self.label_ints)
+        free(self.block)
+
+    cdef int find(self, Py_ssize_t i, const int *y) noexcept nogil:
+        cdef Py_ssize_t L = self.st.label_len(i)
+        cdef int k
+        cdef const int *lab = self.labels(i)
+        for k in range(self.size[i]):
+            if self.st.same_label(i, lab + k * L, y):
+                return k
+        return -1
+
+    cdef int victim(self, Py_ssize_t i) noexcept nogil:
+        if self.max_size > 0 and self.size[i] == self.max_size:
+            return self.ring[i]
+        return -1
+
+    cdef int _grow(self, Py_ssize_t i) noexcept nogil:
+        """Double the capacity of list i (one new block; contents and Gram copied)."""
+        cdef Py_ssize_t L = self.st.label_len(i)
+        cdef Py_ssize_t old = self.cap[i], new = 2 if old == 0 else 2 * old, n = self.size[i], k, j, c
+        if self.max_size > 0 and new > self.max_size:
+            new = self.max_size
+        if new > MAX_LABELS:
+            return -1
+        cdef Py_ssize_t lints = ((new * L + 1) // 2) * 2
+        cdef double *b = <double *> malloc((lints // 2 + self.n_cols * new
+                                            + (new * new if self.with_gram else 0)) * sizeof(double))
+        if b == NULL:
+            return -1
+        cdef double *g_new = b + lints // 2 + self.n_cols * new
+        if self.block[i] != NULL:
+            memcpy(b, self.block[i], n * L * sizeof(int))
+            for c in range(self.n_cols):
+                memcpy(b + lints // 2 + c * new, self.col(i, <int> c), n * sizeof(double))
+            if self.with_gram:
+                for k in range(n):
+                    for j in range(n):
+                        g_new[k * new + j] = self.gram(i)[k * old + j]
+            free(self.block[i])
+        self.block[i] = b
+        self.cap[i] = <int> new
+        self.label_ints[i] = lints
+        return 0
+
+    cdef int append(self, Py_ssize_t i, const int *y) noexcept nogil:
+        cdef Py_ssize_t L = self.st.label_len(i)
+        cdef Py_ssize_t k, j, c, n
+        k = self.victim(i)
+        if k >= 0:
+            self.ring[i] = <int> ((k + 1) % self.max_size)
+        else:
+            k = self.size[i]
+            if k == self.cap[i] and self._grow(i) < 0:
+                return -1
+            self.size[i] = <int> (k + 1)
+        c = self.cap[i]
+        n = self.size[i]
+        cdef int *lab = self.labels(i)
+        cdef double *G = self.gram(i)
+        memcpy(lab + k * L, y, L * sizeof(int))
+        for j in range(self.n_cols):
+            self.col(i, <int> j)[k] = 0.0
+        if G != NULL:
+            self.st.gram_row(i, lab + k * L, lab, <int> n, G + k * c, self.work)
+            for j in range(n):
+                G[j * c + k] = G[k * c + j]
+        return <int> k
+
+    cdef void keep(self, Py_ssize_t i, const char *flags) noexcept nogil:
+        cdef Py_ssize_t L = self.st.label_len(i)
+        cdef Py_ssize_t n = self.size[i], c = self.cap[i], k, j, kk = 0, jj, q
+        cdef int *lab = self.labels(i)
+        cdef double *G = self.gram(i)
+        cdef double *col
+        for k in range(n):
+            if not flags[k]:
+                continue
+            if kk != k:
+                memcpy(lab + kk * L, lab + k * L, L * sizeof(int))
+                for q in range(self.n_cols):
+                    col = self.col(i, <int> q)
+                    col[kk] = col[k]
+            if G != NULL:
+                jj = 0
+                for j in range(n):
+                    if flags[j]:
+                        G[kk * c + jj] = G[k * c + j]
+                        jj += 1
+            kk += 1
+        self.size[i] = <int> kk
+        self.ring[i] = 0
+
+    # ---------------------------------------------------------------- Python-level access
+
+    def sizes(self):
+        return np.array([self.size[i] for i in range(self.n)], dtype=np.int64)
+
+    def get_state(self):
+        """The lists as plain arrays (warm starts, pickling): sizes (n), labels (concatenated) and
+        one array per column."""
+        cdef Py_ssize_t i, L
+        cdef int c
+        labels = []
+        cols = [[] for _ in range(self.n_cols)]
+        for i in range(self.n):
+            L = self.st.label_len(i)
+            if self.size[i] == 0:
+                continue
+            labels.append(np.array(<int[:self.size[i] * L]> self.labels(i)))
+            for c in range(self.n_cols):
+                cols[c].append(np.array(<double[:self.size[i]]> self.col(i, c)))
+        cat = lambda a, dt: np.concatenate(a).astype(dt) if a else np.zeros(0, dt)
+        state = dict(sizes=self.sizes(), labels=cat(labels, np.int32))
+        for c in range(self.n_cols):
+            state[self.col_names[c]] = cat(cols[c], np.float64)
+        return state
+
+    def state_offsets(self, state, what="state"):
+        """Validate `state` (get_state()'s layout, with a "loss" column) for this structure; returns
+        (sizes, labels, loss, label offset per example)."""
+        sizes = np.ascontiguousarray(state["sizes"], dtype=np.int64)
+        labels = np.ascontiguousarray(state["labels"], dtype=np.int32)
+        loss = np.ascontiguousarray(state["loss"], dtype=np.float64)
+        if sizes.shape[0] != self.n:
+            raise ValueError(f"{what}: one size per example expected ({self.n} examples, {sizes.shape[0]} sizes)")
+        lens = np.array([self.st.label_len(i) for i in range(self.n)], dtype=np.int64)
+        offsets = np.zeros(self.n + 1, dtype=np.int64)
+        np.cumsum(sizes * lens, out=offsets[1:])
+        if offsets[-1] != labels.shape[0] or loss.shape[0] != sizes.sum():
+            raise ValueError(f"{what}: sizes, labels and loss disagree")
+        return sizes, labels, loss, offsets
+
+
+cdef class WorkingSets(LabelStore):
+    """Working sets of the dual solvers, initially empty; append() returns -1 when memory runs out."""
+
+    def __init__(self, Structure structure):
+        LabelStore.__init__(self, structure, ("alpha", "loss", "aux"), 0, not structure.cheap_gram)
+
+    def add_to_w(self, double[::1] w):
+        """w += sum_i sum_k alpha_i(k) dphi_i(y_k)."""
+        cdef Py_ssize_t i
+        cdef int k
+        with nogil:
+            for i in range(self.n):
+                for k in range(self.size[i]):
+                    if self.alpha(i)[k] != 0.0:
+                        self.st.update(&w[0], i, self.alpha(i)[k], self.label(i, k))
+
+    def linear_term(self):
+        """sum_i sum_k alpha_i(k) Delta_i(y_k)."""
+        cdef Py_ssize_t i
+        cdef int k
+        cdef double s = 0.0
+        for i in range(self.n):
+            for k in range(self.size[i]):
+                s += self.alpha(i)[k] * self.loss(i)[k]
+        return s
+
+    def set_state(self, state, const double[::1] scale):
+        """Replace the working sets by `state` (get_state()), alphas multiplied by scale[i]."""
+        sizes, labels, loss, offsets = self.state_offsets(state, "warm start")
+        cdef double[::1] alpha = np.ascontiguousarray(state["alpha"], dtype=np.float64)
+        cdef int[::1] lab = labels
+        cdef Py_ssize_t i, L, apos = 0
+        cdef int k, j
+        for i in range(self.n):
+            L = self.st.label_len(i)
+            self.size[i] = 0
+            for k in range(<int> sizes[i]):
+                j = self.append(i, &lab[offsets[i] + k * L])
+                if j < 0:
+                    raise MemoryError()
+                self.loss(i)[j] = loss[apos + k]
+                self.alpha(i)[j] = alpha[apos + k] * scale[i]
+            apos += sizes[i]
