@@ -52,6 +52,13 @@ cdef class ChainStructure(Structure):
         return (ChainStructure, (self.X, np.asarray(self.y), lengths, self.n_tags, self.use_start_end,
                                  self.normalize_loss))
 
+    def subset(self, Py_ssize_t lo, Py_ssize_t hi):
+        """The structure of sequences lo..hi-1 (same weights layout)."""
+        starts = np.asarray(self.starts)
+        a, b = starts[lo], starts[hi]
+        return ChainStructure(self.X.rows(a, b), np.asarray(self.y)[a:b], np.diff(starts[lo:hi + 1]),
+                              self.n_tags, self.use_start_end, self.normalize_loss)
+
     cdef Py_ssize_t label_len(self, Py_ssize_t i) noexcept nogil:
         return <Py_ssize_t> (self.starts[i + 1] - self.starts[i])
 

@@ -180,6 +180,19 @@ cdef class OneSlackOracle(ShardWork):
                 lpos += 1
         self.reset()
 
+    def get_state(self):
+        """The caches and the running constraint (choices, in-constraint flags, accumulators):
+        set_state() continues exactly where this oracle left off (a shard sent to a process)."""
+        return dict(cache=self.cache.get_state(), sel=np.array([self.sel[i] for i in range(self.n)], dtype=np.int32),
+                    acc=np.asarray(self.acc).copy())
+
+    def set_state(self, state):
+        self.cache.load(state["cache"])
+        cdef Py_ssize_t i
+        for i in range(self.n):
+            self.sel[i] = state["sel"][i]
+        np.asarray(self.acc)[:, :] = state["acc"]
+
     def reset(self):
         """Empty the running constraint (selections and accumulators)."""
         cdef Py_ssize_t i, k

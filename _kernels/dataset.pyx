@@ -35,6 +35,16 @@ cdef class CSRDataset:
                           shape=(self.n_rows, self.n_features))
         return (CSRDataset, (X, self.bias if self.bias > 0 else -1.0))
 
+    def rows(self, Py_ssize_t lo, Py_ssize_t hi):
+        """The dataset of rows lo..hi-1 (same columns and bias; data and indices are views)."""
+        if not 0 <= lo <= hi <= self.n_rows:
+            raise ValueError(f"rows {lo}..{hi} outside 0..{self.n_rows}")
+        cdef long long a = self.indptr[lo], b = self.indptr[hi]
+        indptr = np.asarray(self.indptr[lo:hi + 1]) - a
+        X = sp.csr_matrix((np.asarray(self.data[a:b]), np.asarray(self.indices[a:b]), indptr),
+                          shape=(hi - lo, self.n_features))
+        return CSRDataset(X, self.bias if self.bias > 0 else -1.0)
+
     cdef Row row(self, Py_ssize_t i) noexcept nogil:
         cdef Row r
         cdef long long start = self.indptr[i]

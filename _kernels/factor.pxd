@@ -1,7 +1,9 @@
 # The factor layer: tree-structured factor graphs and their max-product, shared by every
 # structure (chains are paths, pairwise multi-label models are forests over the labels) and
 # usable without a Structure (GDMM calls the factor primitives directly).
-#
+
+from ssvmlinear._kernels.dataset cimport Row, row_axpy
+
 # A model's score of a labelling y (one state per variable) is
 #   sum_v unary_v(y_v) + sum_{v not a root} table_v(y_v, y_parent(v))
 # where unary_v is a CSR row times a weight block (row_gemv of dataset.pxd gives all its states'
@@ -77,3 +79,47 @@ cdef Py_ssize_t tree_count_workspace(Py_ssize_t n_vars, Py_ssize_t max_card) noe
 cdef int tree_kbest(const FactorTree *t, const double *B, int kb, int *labels, double *values,
                     double *work) noexcept nogil
 cdef Py_ssize_t tree_kbest_workspace(Py_ssize_t n_vars, Py_ssize_t max_card, int kb) noexcept nogil
+
+
+# ---------------------------------------------------------------- weight updates by marginals
+# A relaxed label (an LP relaxation's answer) gives each variable marginals over its states and
+# each pairwise factor marginals over its table. The joint feature map being linear in them, the
+# update w += coef (phi(truth) - phi(mu)) is, per factor: the unary block gets coef (e_truth - mu)
+# times the CSR row, the table coef (e_truth - mu). An integral label is the case mu = e_y.
+
+# Labels store marginals as ints in units of MARGINAL_ONE (exact for dyadic values, 2^-30
+# otherwise), so that relaxed labels live in the label store and compare like integral ones.
+cdef enum:
+    MARGINAL_ONE = 1073741824
+
+cdef inline double marginal(int q) noexcept nogil:
+    return q * (1.0 / MARGINAL_ONE)
+
+# The unary factor of a variable with states 0..card-1 whose weight columns are first..first+card-1
+# of a feature-major block of `stride` columns (dataset.pxd's row_axpy layout): column first + s
+# gets coef ([s == truth] - mu[s]) x_i. A binary variable whose state 0 has no weights (a
+# multi-label label) is card = 1 with mu[0] = P(state 1).
+cdef inline void unary_update_marginals(Row r, double *w, Py_ssize_t stride, Py_ssize_t first,
+                                        const double *mu, Py_ssize_t card, Py_ssize_t truth,
+                                        double coef) noexcept nogil:
+    cdef Py_ssize_t s
+    cdef double c
+    for s in range(card):
+        c = coef * ((1.0 if s == truth else 0.0) - mu[s])
+        if c != 0.0:
+            row_axpy(r, c, w, stride, first + s)
+
+# table[s] += coef ([s == truth] - mu[s]) for the n entries of a pairwise factor's table
+cdef inline void table_update_marginals(double *table, const double *mu, Py_ssize_t n, Py_ssize_t truth,
+                                        double coef) noexcept nogil:
+    cdef Py_ssize_t s
+    for s in range(n):
+        table[s] += coef * ((1.0 if s == truth else 0.0) - mu[s])
+
+# The 2 x 2 table marginals [00, 01, 10, 11] of a pair of binary variables from P(a = 1), P(b = 1)
+# and P(a = 1, b = 1) (the local polytope's parametrisation: the table is consistent with both).
+cdef inline void binary_pair_marginals(double ma, double mb, double m11, double *mu) noexcept nogil:
+    mu[0] = 1.0 - ma - mb + m11
+    mu[1] = mb - m11
+    mu[2] = ma - m11
+    mu[3] = m11

@@ -573,3 +573,7 @@ def post_order(parent):
             depth[u] = d
     return np.ascontiguousarray(np.argsort(-depth, kind="stable"), dtype=np.int32)
 
+
+
+# Relaxed labels' unit (factor.pxd), for Python callers
+MARGINAL_ONE_VALUE = MARGINAL_ONE

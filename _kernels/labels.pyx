@@ -163,17 +163,43 @@ cdef class LabelStore:
             for c in range(self.n_cols):
                 cols[c].append(np.array(<double[:self.size[i]]> self.col(i, c)))
         cat = lambda a, dt: np.concatenate(a).astype(dt) if a else np.zeros(0, dt)
-        state = dict(sizes=self.sizes(), labels=cat(labels, np.int32))
+        state = dict(sizes=self.sizes(), labels=cat(labels, np.int32),
+                     ring=np.array([self.ring[i] for i in range(self.n)], dtype=np.int64))
         for c in range(self.n_cols):
             state[self.col_names[c]] = cat(cols[c], np.float64)
         return state
 
+    def load(self, state):
+        """Replace the lists by `state` (get_state()): labels, every column it has (others 0) and
+        the ring positions, so that a store continues exactly where the saved one left off."""
+        sizes, labels, loss, offsets = self.state_offsets(state)
+        cdef int[::1] lab = labels
+        cdef Py_ssize_t i, L, pos = 0
+        cdef int k, j, c
+        cols = [np.ascontiguousarray(state[name], dtype=np.float64) if name in state else None
+                for name in self.col_names]
+        ring = np.ascontiguousarray(state.get("ring", np.zeros(self.n)), dtype=np.int64)
+        for i in range(self.n):
+            L = self.st.label_len(i)
+            self.size[i] = 0
+            self.ring[i] = 0
+            for k in range(<int> sizes[i]):
+                j = self.append(i, &lab[offsets[i] + k * L])
+                if j < 0:
+                    raise MemoryError()
+                for c in range(self.n_cols):
+                    if cols[c] is not None:
+                        self.col(i, c)[j] = cols[c][pos + k]
+            self.ring[i] = <int> ring[i]
+            pos += sizes[i]
+
     def state_offsets(self, state, what="state"):
-        """Validate `state` (get_state()'s layout, with a "loss" column) for this structure; returns
-        (sizes, labels, loss, label offset per example)."""
+        """Validate `state` (get_state()'s layout) for this structure; returns (sizes, labels, the
+        "loss" column (zeros when absent), label offset per example)."""
         sizes = np.ascontiguousarray(state["sizes"], dtype=np.int64)
         labels = np.ascontiguousarray(state["labels"], dtype=np.int32)
-        loss = np.ascontiguousarray(state["loss"], dtype=np.float64)
+        loss = np.ascontiguousarray(state["loss"] if "loss" in state else np.zeros(int(sizes.sum())),
+                                    dtype=np.float64)
         if sizes.shape[0] != self.n:
             raise ValueError(f"{what}: one size per example expected ({self.n} examples, {sizes.shape[0]} sizes)")
         lens = np.array([self.st.label_len(i) for i in range(self.n)], dtype=np.int64)
@@ -212,18 +238,9 @@ cdef class WorkingSets(LabelStore):
 
     def set_state(self, state, const double[::1] scale):
         """Replace the working sets by `state` (get_state()), alphas multiplied by scale[i]."""
-        sizes, labels, loss, offsets = self.state_offsets(state, "warm start")
-        cdef double[::1] alpha = np.ascontiguousarray(state["alpha"], dtype=np.float64)
-        cdef int[::1] lab = labels
-        cdef Py_ssize_t i, L, apos = 0
-        cdef int k, j
+        self.load(state)
+        cdef Py_ssize_t i
+        cdef int k
         for i in range(self.n):
-            L = self.st.label_len(i)
-            self.size[i] = 0
-            for k in range(<int> sizes[i]):
-                j = self.append(i, &lab[offsets[i] + k * L])
-                if j < 0:
-                    raise MemoryError()
-                self.loss(i)[j] = loss[apos + k]
-                self.alpha(i)[j] = alpha[apos + k] * scale[i]
-            apos += sizes[i]
+            for k in range(self.size[i]):
+                self.alpha(i)[k] *= scale[i]

@@ -16,6 +16,10 @@ cdef class MultiLabelStructure(Structure):
     cdef const int[::1] y                 # n_examples x K indicators, row-major
 
     cdef double _loss_weight(self) noexcept nogil
+
+    # example i's true label as K states (its methods use this, not the overridable true_label())
+    cdef inline const int* _states(self, Py_ssize_t i) noexcept nogil:
+        return &self.y[i * self.n_labels]
     # oracle_f1 and exact_f1 (structure.pxd's Micro-F1 capability): O(K) and O(K log K); ties of
     # exact_f1: the smallest |y|, then labels in sorted-gain order (lowest index first).
 
@@ -36,3 +40,17 @@ cdef class PairwiseMultiLabelStructure(MultiLabelStructure):
     cdef double _margin(self, const double *w, Py_ssize_t i, const int *y, const double *s) noexcept nogil
     cdef void _f1_beliefs(self, Py_ssize_t i, double lam, double *work) noexcept nogil
     cdef double _f1_h(self, const double *w, Py_ssize_t i, const int *y, const double *s, double *size) noexcept nogil
+
+
+cdef class RelaxedPairwiseMultiLabelStructure(PairwiseMultiLabelStructure):
+    # The same model whose labels are relaxed labels (marginals, as LP relaxations return): a label
+    # is K + E ints in units of MARGINAL_ONE (factor.pxd), P(y_k = 1) for every label k, then
+    # P(y_a = 1, y_b = 1) for every edge (a, b) (the local polytope's parametrisation of a binary
+    # pair). An integral labelling is the vertex with 0/1 marginals; loss (Hamming), score, Gram and
+    # updates are linear in the marginals. The oracles are the forest's (integral answers, encoded).
+    cdef const int[::1] y_marg            # true labels as marginals (n_examples x (K + E))
+
+    cdef void _encode(self, int *y) noexcept nogil
+    cdef void _encode_many(self, int *labels, int n) noexcept nogil
+    cdef void _edge_marginals(self, const int *y, Py_ssize_t e, double *mu) noexcept nogil
+    cdef double _dphi_edges(self, Py_ssize_t i, const double *w, const int *y) noexcept nogil

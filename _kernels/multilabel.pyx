@@ -12,11 +12,14 @@ import numpy as np
 import scipy.sparse as sp
 
 from libc.stdlib cimport qsort
+from libc.string cimport memmove
 
 from ssvmlinear._kernels.dataset cimport CSRDataset, Row, row_dot, row_axpy, row_gemv
 from ssvmlinear._kernels.structure cimport Structure
 from ssvmlinear._kernels.factor cimport (FactorTree, tree_maxsum, tree_maxsum_workspace, tree_maxsum_by_count,
-                                         tree_count_workspace, tree_kbest, tree_kbest_workspace)
+                                         tree_count_workspace, tree_kbest, tree_kbest_workspace,
+                                         MARGINAL_ONE, marginal, binary_pair_marginals,
+                                         unary_update_marginals, table_update_marginals)
 from ssvmlinear._kernels.factor import post_order
 
 cdef double NEG_INF = -1e300
@@ -116,6 +119,12 @@ cdef class MultiLabelStructure(Structure):
         Y = np.asarray(self.y).reshape(self.n_examples, self.n_labels)
         return (MultiLabelStructure, (self.X, Y, self.normalize_loss))
 
+    def subset(self, Py_ssize_t lo, Py_ssize_t hi):
+        """The structure of examples lo..hi-1 (same weights layout)."""
+        cls, args = self.__reduce__()
+        Y = np.asarray(self.y).reshape(self.n_examples, self.n_labels)[lo:hi]
+        return cls(self.X.rows(lo, hi), Y, *args[2:])
+
     cdef double _loss_weight(self) noexcept nogil:
         return 1.0 / self.n_labels if self.normalize_loss else 1.0
 
@@ -123,7 +132,7 @@ cdef class MultiLabelStructure(Structure):
         return self.n_labels
 
     cdef const int* true_label(self, Py_ssize_t i) noexcept nogil:
-        return &self.y[i * self.n_labels]
+        return self._states(i)
 
     cdef double score(self, const double *w, Py_ssize_t i, const int *y) noexcept nogil:
         cdef Py_ssize_t k, K = self.n_labels
@@ -138,7 +147,7 @@ cdef class MultiLabelStructure(Structure):
                       double *work, bint after_oracle) noexcept nogil:
         # m(y) = sum_k (y_k - y_ik) s_k from the K scores (the oracle's, when after_oracle)
         cdef Py_ssize_t k, K = self.n_labels
-        cdef const int *yi = self.true_label(i)
+        cdef const int *yi = self._states(i)
         cdef const int *a
         cdef int j
         cdef double m
@@ -154,7 +163,7 @@ cdef class MultiLabelStructure(Structure):
 
     cdef double loss(self, Py_ssize_t i, const int *y) noexcept nogil:
         cdef Py_ssize_t k, K = self.n_labels
-        cdef const int *yi = self.true_label(i)
+        cdef const int *yi = self._states(i)
         cdef double d = 0.0
         for k in range(K):
             if y[k] != yi[k]:
@@ -165,7 +174,7 @@ cdef class MultiLabelStructure(Structure):
                        double *m_out, double *delta_out, double *work) noexcept nogil:
         # flip label k iff d_k + lam c > 0 (ties keep the true value); work: the K scores
         cdef Py_ssize_t k, K = self.n_labels
-        cdef const int *yi = self.true_label(i)
+        cdef const int *yi = self._states(i)
         cdef double a = lam * self._loss_weight(), d, m = 0.0, nflip = 0.0
         row_gemv(self.X.row(i), w, K, work)
         for k in range(K):
@@ -194,7 +203,7 @@ cdef class MultiLabelStructure(Structure):
         """Level l = l mismatches: flip the l largest gains d_k (ties: lowest index first).
         work: K scores, then K sort keys (2K doubles)."""
         cdef Py_ssize_t k, l, K = self.n_labels
-        cdef const int *yi = self.true_label(i)
+        cdef const int *yi = self._states(i)
         cdef Key *keys = <Key *> (work + K)
         cdef int *lab
         cdef Py_ssize_t kk
@@ -216,7 +225,7 @@ cdef class MultiLabelStructure(Structure):
 
     cdef double gram(self, Py_ssize_t i, const int *a, const int *b) noexcept nogil:
         cdef Py_ssize_t k, K = self.n_labels
-        cdef const int *yi = self.true_label(i)
+        cdef const int *yi = self._states(i)
         cdef long long s = 0
         for k in range(K):
             s += (yi[k] - a[k]) * (yi[k] - b[k])
@@ -227,12 +236,12 @@ cdef class MultiLabelStructure(Structure):
         cdef int j
         cdef Py_ssize_t K = self.n_labels
         for j in range(n):
-            out[j] = self.gram(i, a, labels + j * K)
+            out[j] = MultiLabelStructure.gram(self, i, a, labels + j * K)
 
     cdef void update(self, double *w, Py_ssize_t i, double coef, const int *y) noexcept nogil:
         # w += coef (phi(y_i) - phi(y)): label blocks where y differs from y_i only
         cdef Py_ssize_t k, K = self.n_labels
-        cdef const int *yi = self.true_label(i)
+        cdef const int *yi = self._states(i)
         cdef Row r = self.X.row(i)
         for k in range(K):
             if y[k] != yi[k]:
@@ -251,7 +260,7 @@ cdef class MultiLabelStructure(Structure):
         Ties: cheaper sum first, then generation order. work: K scores, 2K keys, 2(2kb+1) nodes,
         2kb+2 heap entries."""
         cdef Py_ssize_t k, K = self.n_labels
-        cdef const int *yi = self.true_label(i)
+        cdef const int *yi = self._states(i)
         cdef double a = lam * self._loss_weight(), g, v
         cdef Key *keys = <Key *> (work + K)
         cdef Node *nodes = <Node *> (work + 3 * K)
@@ -316,7 +325,7 @@ cdef class MultiLabelStructure(Structure):
     cdef double oracle_f1(self, const double *w, Py_ssize_t i, double lam, int *y_out, double *h_out,
                           double *g_out, double *work) noexcept nogil:
         cdef Py_ssize_t k, K = self.n_labels
-        cdef const int *yi = self.true_label(i)
+        cdef const int *yi = self._states(i)
         cdef double h = 0.0, size = 0.0, v_on, v_off
         row_gemv(self.X.row(i), w, K, work)
         for k in range(K):
@@ -341,7 +350,7 @@ cdef class MultiLabelStructure(Structure):
         # H + m = base + sum_{k: y_k = 1} a_k with a_k = s_k - 1 (y_ik = 1), 1 + s_k (y_ik = 0),
         # base = sum_{y_ik = 1} (1 - s_k): for each size j the best y takes the j largest a_k.
         cdef Py_ssize_t k, j, K = self.n_labels, best_j = 0
-        cdef const int *yi = self.true_label(i)
+        cdef const int *yi = self._states(i)
         cdef Key *keys = <Key *> (work + K)
         cdef double base = 0.0, num, den, r, best_r, h = 0.0
         cdef Py_ssize_t nyi = 0
@@ -502,7 +511,7 @@ cdef class PairwiseMultiLabelStructure(MultiLabelStructure):
     cdef double _pair_margin(self, const double *w, Py_ssize_t i, const int *y) noexcept nogil:
         """Pairwise part of f(y) - f(y_i) (edges where y and y_i differ only)."""
         cdef Py_ssize_t e, a, b
-        cdef const int *yi = self.true_label(i)
+        cdef const int *yi = self._states(i)
         cdef const double *P = w + self.pair_off
         cdef double m = 0.0
         for e in range(self.n_edges):
@@ -515,7 +524,7 @@ cdef class PairwiseMultiLabelStructure(MultiLabelStructure):
     cdef void _beliefs(self, const double *w, Py_ssize_t i, double lam, double *work) noexcept nogil:
         """work[0:K] = the unary scores, B = work[K:3K] = per-state beliefs with lam * loss."""
         cdef Py_ssize_t k, K = self.n_labels
-        cdef const int *yi = self.true_label(i)
+        cdef const int *yi = self._states(i)
         cdef double *B = work + K
         cdef double a = lam * self._loss_weight()
         row_gemv(self.X.row(i), w, K, work)
@@ -541,7 +550,7 @@ cdef class PairwiseMultiLabelStructure(MultiLabelStructure):
     cdef double _margin(self, const double *w, Py_ssize_t i, const int *y, const double *s) noexcept nogil:
         """m(y) from the unary scores s, summed over the differences from y_i."""
         cdef Py_ssize_t k
-        cdef const int *yi = self.true_label(i)
+        cdef const int *yi = self._states(i)
         cdef double m = self._pair_margin(w, i, y)
         for k in range(self.n_labels):
             if y[k] != yi[k]:
@@ -556,7 +565,7 @@ cdef class PairwiseMultiLabelStructure(MultiLabelStructure):
         self._tree(w, &t)
         tree_maxsum(&t, work + K, y_out, work + 3 * K)
         m_out[0] = self._margin(w, i, y_out, work)
-        delta_out[0] = self.loss(i, y_out)
+        delta_out[0] = MultiLabelStructure.loss(self, i, y_out)
         return m_out[0] + lam * delta_out[0]
 
     cdef void loss_indexed_oracle(self, const double *w, Py_ssize_t i, double *best_m, int *labels,
@@ -565,7 +574,7 @@ cdef class PairwiseMultiLabelStructure(MultiLabelStructure):
         cdef Py_ssize_t l, K = self.n_labels
         self._beliefs(w, i, 0.0, work)
         self._tree(w, &t)
-        tree_maxsum_by_count(&t, work + K, self.true_label(i), best_m, labels, work + 3 * K)
+        tree_maxsum_by_count(&t, work + K, self._states(i), best_m, labels, work + 3 * K)
         for l in range(K + 1):      # every count is attainable with binary labels
             best_m[l] = self._margin(w, i, labels + l * K, work)
 
@@ -581,14 +590,14 @@ cdef class PairwiseMultiLabelStructure(MultiLabelStructure):
         got = tree_kbest(&t, work + K, kb, labels_out, values_out, work + 3 * K)
         for j in range(got):
             values_out[j] = (self._margin(w, i, labels_out + j * K, work)
-                             + lam * self.loss(i, labels_out + j * K))
+                             + lam * MultiLabelStructure.loss(self, i, labels_out + j * K))
         return got
 
     cdef double gram(self, Py_ssize_t i, const int *a, const int *b) noexcept nogil:
         # unary: |x|^2 sum_k (y_ik - a_k)(y_ik - b_k); per edge with states u (y_i), p (a), q (b):
         # sum_s ([u=s] - [p=s])([u=s] - [q=s]) = 1 - [u=q] - [p=u] + [p=q]
         cdef Py_ssize_t e, ea, eb
-        cdef const int *yi = self.true_label(i)
+        cdef const int *yi = self._states(i)
         cdef int u, p, q
         cdef double g = MultiLabelStructure.gram(self, i, a, b)
         for e in range(self.n_edges):
@@ -605,11 +614,11 @@ cdef class PairwiseMultiLabelStructure(MultiLabelStructure):
                        double *work) noexcept nogil:
         cdef int j
         for j in range(n):
-            out[j] = self.gram(i, a, labels + j * self.n_labels)
+            out[j] = PairwiseMultiLabelStructure.gram(self, i, a, labels + j * self.n_labels)
 
     cdef void update(self, double *w, Py_ssize_t i, double coef, const int *y) noexcept nogil:
         cdef Py_ssize_t e, a, b
-        cdef const int *yi = self.true_label(i)
+        cdef const int *yi = self._states(i)
         cdef double *P = w + self.pair_off
         MultiLabelStructure.update(self, w, i, coef, y)
         for e in range(self.n_edges):
@@ -636,7 +645,7 @@ cdef class PairwiseMultiLabelStructure(MultiLabelStructure):
 
     cdef void _f1_beliefs(self, Py_ssize_t i, double lam, double *work) noexcept nogil:
         cdef Py_ssize_t k, K = self.n_labels
-        cdef const int *yi = self.true_label(i)
+        cdef const int *yi = self._states(i)
         cdef double *B = work + K
         for k in range(K):
             B[2 * k] = 1.0 if yi[k] else 0.0
@@ -644,7 +653,7 @@ cdef class PairwiseMultiLabelStructure(MultiLabelStructure):
 
     cdef double _f1_h(self, const double *w, Py_ssize_t i, const int *y, const double *s, double *size) noexcept nogil:
         cdef Py_ssize_t k
-        cdef const int *yi = self.true_label(i)
+        cdef const int *yi = self._states(i)
         cdef double h = self._margin(w, i, y, s)
         size[0] = 0.0
         for k in range(self.n_labels):
@@ -693,3 +702,189 @@ cdef class PairwiseMultiLabelStructure(MultiLabelStructure):
 
     def edge_list(self):
         return np.asarray(self.edges).reshape(-1, 2).copy()
+
+
+cdef class RelaxedPairwiseMultiLabelStructure(PairwiseMultiLabelStructure):
+    """The pairwise multi-label model on a forest with relaxed labels (multilabel.pxd): a label is
+    K + E ints, P(y_k = 1) for each label then P(y_a = 1, y_b = 1) for each edge, in units of
+    MARGINAL_ONE (encode() / decode()). Trained by every solver like the integral structure; the
+    oracles' answers are integral (the forest's max-product), the loss, scores, Gram and updates
+    take any marginals.
+
+    RelaxedPairwiseMultiLabelStructure(X, Y, edges, normalize_loss=False)."""
+
+    def __init__(self, CSRDataset X, Y, edges, bint normalize_loss=False):
+        PairwiseMultiLabelStructure.__init__(self, X, Y, edges, normalize_loss)
+        cdef Py_ssize_t i, L = self.n_labels + self.n_edges
+        self.max_label_len = L
+        self.offers_microf1 = False     # Micro-F1's coordinates count integral labels
+        ym = np.zeros(max(self.n_examples * L, 1), dtype=np.int32)
+        cdef int[::1] yv = ym
+        for i in range(self.n_examples):
+            yv[i * L:i * L + self.n_labels] = self.y[i * self.n_labels:(i + 1) * self.n_labels]
+            self._encode(&yv[i * L])
+        self.y_marg = ym
+
+    def __reduce__(self):
+        Y = np.asarray(self.y).reshape(self.n_examples, self.n_labels)
+        return (RelaxedPairwiseMultiLabelStructure,
+                (self.X, Y, np.asarray(self.edges).reshape(-1, 2), self.normalize_loss))
+
+    def encode(self, label_marginals, pair_marginals=None):
+        """The relaxed label of P(y_k = 1) (K) and P(y_a = 1, y_b = 1) per edge (E); a 0/1 vector
+        of K states alone gives the integral label."""
+        K, E = self.n_labels, self.n_edges
+        mu = np.asarray(label_marginals, dtype=np.float64).reshape(K)
+        if pair_marginals is None:
+            e = np.asarray(self.edges).reshape(-1, 2)
+            pair = mu[e[:, 0]] * mu[e[:, 1]] if np.all((mu == 0) | (mu == 1)) else None
+            if pair is None:
+                raise ValueError("fractional label marginals need the pair marginals")
+        else:
+            pair = np.asarray(pair_marginals, dtype=np.float64).reshape(E)
+        return np.rint(np.concatenate([mu, pair]) * MARGINAL_ONE).astype(np.int32)
+
+    def decode(self, label):
+        """(P(y_k = 1) per label (K), the 2 x 2 marginal table [y_a, y_b] per edge (E x 2 x 2))."""
+        cdef int[::1] y = np.ascontiguousarray(label, dtype=np.int32)
+        tables = np.zeros((self.n_edges, 4))
+        cdef double[:, ::1] tv = tables
+        cdef Py_ssize_t e
+        for e in range(self.n_edges):
+            self._edge_marginals(&y[0], e, &tv[e, 0])
+        return np.asarray(y[:self.n_labels]) / MARGINAL_ONE, tables.reshape(self.n_edges, 2, 2)
+
+    cdef void _encode(self, int *y) noexcept nogil:
+        """K states in y[0:K] -> the integral label's marginals in y[0:K+E]."""
+        cdef Py_ssize_t k, e, K = self.n_labels
+        for e in range(self.n_edges):
+            y[K + e] = MARGINAL_ONE if (y[self.edges[2 * e]] and y[self.edges[2 * e + 1]]) else 0
+        for k in range(K):
+            y[k] = MARGINAL_ONE if y[k] else 0
+
+    cdef void _encode_many(self, int *labels, int n) noexcept nogil:
+        """n labels of K states back to back -> n encoded labels of K + E ints back to back."""
+        cdef Py_ssize_t K = self.n_labels, L = K + self.n_edges
+        cdef int j
+        for j in range(n - 1, -1, -1):   # label j moves up: the labels below it are not yet read
+            memmove(labels + j * L, labels + j * K, K * sizeof(int))
+            self._encode(labels + j * L)
+
+    cdef void _edge_marginals(self, const int *y, Py_ssize_t e, double *mu) noexcept nogil:
+        binary_pair_marginals(marginal(y[self.edges[2 * e]]), marginal(y[self.edges[2 * e + 1]]),
+                              marginal(y[self.n_labels + e]), mu)
+
+    cdef Py_ssize_t label_len(self, Py_ssize_t i) noexcept nogil:
+        return self.n_labels + self.n_edges
+
+    cdef const int* true_label(self, Py_ssize_t i) noexcept nogil:
+        return &self.y_marg[i * (self.n_labels + self.n_edges)]
+
+    cdef double loss(self, Py_ssize_t i, const int *y) noexcept nogil:
+        cdef Py_ssize_t k
+        cdef const int *yi = self._states(i)
+        cdef double d = 0.0, mu
+        for k in range(self.n_labels):
+            mu = marginal(y[k])
+            d += 1.0 - mu if yi[k] else mu
+        return d * self._loss_weight()
+
+    cdef double score(self, const double *w, Py_ssize_t i, const int *y) noexcept nogil:
+        cdef Py_ssize_t k, e, s, K = self.n_labels
+        cdef Row r = self.X.row(i)
+        cdef const double *P = w + self.pair_off
+        cdef double f = 0.0
+        cdef double mu[4]
+        for k in range(K):
+            if y[k] != 0:
+                f += marginal(y[k]) * row_dot(r, w, K, k)
+        for e in range(self.n_edges):
+            self._edge_marginals(y, e, mu)
+            for s in range(4):
+                f += mu[s] * P[4 * e + s]
+        return f
+
+    cdef double _dphi_edges(self, Py_ssize_t i, const double *w, const int *y) noexcept nogil:
+        """The pairwise part of f(y) - f(y_i)."""
+        cdef Py_ssize_t e, s, u
+        cdef const int *yi = self._states(i)
+        cdef const double *P = w + self.pair_off
+        cdef double m = 0.0
+        cdef double mu[4]
+        for e in range(self.n_edges):
+            self._edge_marginals(y, e, mu)
+            u = 2 * yi[self.edges[2 * e]] + yi[self.edges[2 * e + 1]]
+            for s in range(4):
+                m += (mu[s] - (1.0 if s == u else 0.0)) * P[4 * e + s]
+        return m
+
+    cdef void margins(self, const double *w, Py_ssize_t i, const int *labels, int n, double *out,
+                      double *work, bint after_oracle) noexcept nogil:
+        cdef Py_ssize_t k, K = self.n_labels, L = K + self.n_edges
+        cdef const int *yi = self._states(i)
+        cdef const int *y
+        cdef int j
+        cdef double m
+        if not after_oracle:
+            row_gemv(self.X.row(i), w, K, work)
+        for j in range(n):
+            y = labels + j * L
+            m = self._dphi_edges(i, w, y)
+            for k in range(K):
+                m += (marginal(y[k]) - yi[k]) * work[k]
+            out[j] = m
+
+    cdef double gram(self, Py_ssize_t i, const int *a, const int *b) noexcept nogil:
+        cdef Py_ssize_t k, e, s, u
+        cdef const int *yi = self._states(i)
+        cdef double g = 0.0, t, du
+        cdef double ma[4]
+        cdef double mb[4]
+        for k in range(self.n_labels):
+            g += (yi[k] - marginal(a[k])) * (yi[k] - marginal(b[k]))
+        g *= self.X.sqnorm(i)
+        for e in range(self.n_edges):
+            self._edge_marginals(a, e, ma)
+            self._edge_marginals(b, e, mb)
+            u = 2 * yi[self.edges[2 * e]] + yi[self.edges[2 * e + 1]]
+            for s in range(4):
+                du = 1.0 if s == u else 0.0
+                g += (du - ma[s]) * (du - mb[s])
+        return g
+
+    cdef void gram_row(self, Py_ssize_t i, const int *a, const int *labels, int n, double *out,
+                       double *work) noexcept nogil:
+        cdef int j
+        cdef Py_ssize_t L = self.n_labels + self.n_edges
+        for j in range(n):
+            out[j] = self.gram(i, a, labels + j * L)
+
+    cdef void update(self, double *w, Py_ssize_t i, double coef, const int *y) noexcept nogil:
+        cdef Py_ssize_t k, e, K = self.n_labels
+        cdef const int *yi = self._states(i)
+        cdef Row r = self.X.row(i)
+        cdef double mu[4]
+        for k in range(K):
+            mu[0] = marginal(y[k])
+            unary_update_marginals(r, w, K, k, mu, 1, 0 if yi[k] else -1, coef)
+        for e in range(self.n_edges):
+            self._edge_marginals(y, e, mu)
+            table_update_marginals(w + self.pair_off + 4 * e, mu, 4,
+                                   2 * yi[self.edges[2 * e]] + yi[self.edges[2 * e + 1]], coef)
+
+    cdef double oracle(self, const double *w, Py_ssize_t i, double lam, int *y_out,
+                       double *m_out, double *delta_out, double *work) noexcept nogil:
+        cdef double v = PairwiseMultiLabelStructure.oracle(self, w, i, lam, y_out, m_out, delta_out, work)
+        self._encode(y_out)
+        return v
+
+    cdef void loss_indexed_oracle(self, const double *w, Py_ssize_t i, double *best_m, int *labels,
+                                  double *work) noexcept nogil:
+        PairwiseMultiLabelStructure.loss_indexed_oracle(self, w, i, best_m, labels, work)
+        self._encode_many(labels, <int> self.n_labels + 1)
+
+    cdef int kbest(self, const double *w, Py_ssize_t i, double lam, int kb, int *labels_out,
+                   double *values_out, double *work) noexcept nogil:
+        cdef int got = PairwiseMultiLabelStructure.kbest(self, w, i, lam, kb, labels_out, values_out, work)
+        self._encode_many(labels_out, got)
+        return got

@@ -123,6 +123,10 @@ cdef class Structure:
         """Whether the structure has a loss-indexed oracle (exact bi-criteria inference)."""
         return self.n_examples == 0 or self.n_loss_levels(0) > 0
 
+    def subset(self, Py_ssize_t lo, Py_ssize_t hi):
+        """The same structure over examples lo..hi-1 (same weights layout): a shard's structure."""
+        raise NotImplementedError(f"{type(self).__name__} does not implement subset(), which shards call")
+
     def label_offsets(self):
         """Start of each example's label in a flat array of all labels (n_examples + 1 entries)."""
         import numpy as np
@@ -192,6 +196,9 @@ cdef class Structure:
         result = self.score(&w[0], i, &y[0])
         self.check_implemented("py_score")
         return result
+
+    def py_same_label(self, Py_ssize_t i, const int[::1] a, const int[::1] b):
+        return bool(self.same_label(i, &a[0], &b[0]))
 
     def py_loss(self, Py_ssize_t i, const int[::1] y):
         result = self.loss(i, &y[0])

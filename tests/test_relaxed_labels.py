@@ -1,0 +1,135 @@
+"""Relaxed labels (per-label and per-edge marginals) as a first-class kind of label:
+RelaxedPairwiseMultiLabelStructure against the integral structure and enumeration. A relaxed
+label built as a mixture of integral labels has the mixture's loss, score, margin, Gram entries and
+update (phi and the Hamming loss are linear in the marginals); the oracles are the forest's; the
+label store keeps and compares relaxed labels like integral ones, so every solver trains on them."""
+import itertools
+
+import numpy as np
+import pytest
+
+from ssvmlinear._kernels.dataset import CSRDataset
+from ssvmlinear._kernels.factor import MARGINAL_ONE_VALUE
+from ssvmlinear._kernels.multilabel import PairwiseMultiLabelStructure, RelaxedPairwiseMultiLabelStructure
+from ssvmlinear.solvers import fit_cutting_plane, fit_pegasos, fit_sdcd, fit_sdm
+
+from test_multilabel import random_multilabel, all_labels
+from test_multilabel_pairwise import random_forest_edges
+
+
+def make(seed, K, normalize=False, n=6):
+    rng = np.random.default_rng(300 + seed)
+    X, Y = random_multilabel(n=n, d=4, K=K, seed=seed)
+    edges = random_forest_edges(rng, K)
+    D = CSRDataset(X, 1.0)
+    return (rng, edges, Y, PairwiseMultiLabelStructure(D, Y, edges, normalize),
+            RelaxedPairwiseMultiLabelStructure(D, Y, edges, normalize))
+
+
+def mixture(rng, st, K, parts=3):
+    """A relaxed label: the marginals of a dyadic mixture of `parts` random integral labels
+    (exact in MARGINAL_ONE units), with its components and weights."""
+    ys = rng.integers(0, 2, size=(parts, K)).astype(np.int32)
+    p = np.array([0.5, 0.25, 0.25][:parts]) if parts == 3 else np.full(parts, 1.0 / parts)
+    e = st.edge_list()
+    mu = p @ ys
+    pair = p @ (ys[:, e[:, 0]] * ys[:, e[:, 1]]) if len(e) else np.zeros(0)
+    return st.encode(mu, pair), ys, p
+
+
+def enc(rst, y):
+    return rst.encode(np.asarray(y, dtype=float))
+
+
+@pytest.mark.parametrize("seed, K", [(0, 2), (1, 3), (2, 4), (3, 5)])
+@pytest.mark.parametrize("normalize", [False, True])
+def test_relaxed_label_is_linear_in_its_marginals(seed, K, normalize):
+    rng, edges, Y, ist, rst = make(seed, K, normalize)
+    assert rst.n_weights == ist.n_weights
+    for trial in range(3):
+        w = rng.standard_normal(ist.n_weights)
+        for i in range(Y.shape[0]):
+            a, ys, p = mixture(rng, rst, K)
+            b, zs, q = mixture(rng, rst, K)
+            assert rst.py_loss(i, a) == pytest.approx(sum(pj * ist.py_loss(i, y) for pj, y in zip(p, ys)), abs=1e-12)
+            assert rst.py_score(w, i, a) == pytest.approx(sum(pj * ist.py_score(w, i, y) for pj, y in zip(p, ys)),
+                                                          abs=1e-10)
+            m = rst.py_margins(w, i, np.concatenate([a, b]))
+            np.testing.assert_allclose(m, [sum(pj * ist.py_margins(w, i, y)[0] for pj, y in zip(p, ys)),
+                                           sum(qj * ist.py_margins(w, i, z)[0] for qj, z in zip(q, zs))], atol=1e-10)
+            g = sum(pj * qk * ist.py_gram(i, y, z) for pj, y in zip(p, ys) for qk, z in zip(q, zs))
+            assert rst.py_gram(i, a, b) == pytest.approx(g, abs=1e-10)
+            np.testing.assert_allclose(rst.py_gram_row(i, a, np.concatenate([a, b])),
+                                       [rst.py_gram(i, a, a), g], atol=1e-10)
+            # update by marginals = the mixture of integral updates (factor layer primitives)
+            w1, w2 = w.copy(), w.copy()
+            rst.py_update(w1, i, 0.7, a)
+            for pj, y in zip(p, ys):
+                ist.py_update(w2, i, 0.7 * pj, y)
+            np.testing.assert_allclose(w1, w2, atol=1e-12)
+            # integral labels: the same values as the integral structure
+            y = ys[0]
+            assert rst.py_loss(i, enc(rst, y)) == ist.py_loss(i, y)
+            assert rst.py_score(w, i, enc(rst, y)) == pytest.approx(ist.py_score(w, i, y), abs=1e-12)
+            mu, tables = rst.decode(a)
+            np.testing.assert_allclose(mu, p @ ys)
+            for e, (u, v) in enumerate(rst.edge_list()):
+                for s, t in itertools.product((0, 1), repeat=2):
+                    assert tables[e, s, t] == pytest.approx(sum(pj for pj, yy in zip(p, ys)
+                                                                if yy[u] == s and yy[v] == t))
+
+
+@pytest.mark.parametrize("seed, K", [(4, 3), (5, 4)])
+def test_relaxed_oracles_are_the_forests(seed, K):
+    """λ-oracle, loss-indexed oracle and k-best return the integral structure's answers, encoded
+    (all 2^K labels enumerated by the integral structure's own brute-force tests)."""
+    rng, edges, Y, ist, rst = make(seed, K)
+    L = K + len(edges)
+    for _ in range(3):
+        w = rng.standard_normal(ist.n_weights)
+        for i in range(Y.shape[0]):
+            assert rst.py_same_label(i, rst.py_true_label(i), enc(rst, Y[i]))
+            for lam in (0.0, 1.0, 2.5):
+                y, m, d = ist.py_oracle(w, i, lam)
+                ry, rm, rd = rst.py_oracle(w, i, lam)
+                assert ry.tolist() == enc(rst, y).tolist() and rm == m and rd == d
+                for k in (1, 4, 2 ** K + 2):
+                    kl, kv = ist.py_kbest(w, i, lam, k)
+                    rkl, rkv = rst.py_kbest(w, i, lam, k)
+                    assert rkl.shape == (kl.shape[0], L)
+                    assert [r.tolist() for r in rkl] == [enc(rst, r).tolist() for r in kl]
+                    np.testing.assert_array_equal(rkv, kv)
+            best, labels, losses = ist.py_loss_indexed_oracle(w, i)
+            rbest, rlabels, rlosses = rst.py_loss_indexed_oracle(w, i)
+            np.testing.assert_array_equal(rbest, best)
+            assert [r.tolist() for r in rlabels] == [enc(rst, r).tolist() for r in labels]
+
+
+def test_same_label_compares_marginals():
+    rng, edges, Y, ist, rst = make(6, 4)
+    a, _, _ = mixture(rng, rst, 4)
+    b = a.copy()
+    assert rst.py_same_label(0, a, b)
+    b[-1] += 1                        # one edge marginal differs by 2^-30
+    assert not rst.py_same_label(0, a, b)
+    assert MARGINAL_ONE_VALUE == 2 ** 30
+
+
+@pytest.mark.parametrize("fit, kwargs", [
+    (fit_sdm, dict(tol=1e-10, max_iter=100000, seed=0)),
+    (fit_sdcd, dict(tol=1e-12, max_iter=100000, seed=0, exact_violators=True)),
+    (fit_cutting_plane, dict(tol=1e-8, max_iter=2000, seed=0)),
+    (fit_pegasos, dict(tol=1e-12, max_iter=300, seed=0)),
+])
+def test_every_solver_trains_on_relaxed_labels(fit, kwargs):
+    """The same problem through relaxed labels (K + E ints kept in the label store, working sets,
+    caches and Pegasos' warm cache) reaches the integral structure's optimum."""
+    rng, edges, Y, ist, rst = make(7, 4, n=30)
+    Cs = np.full(30, 0.5)
+    ref = fit(ist, Cs, **kwargs)
+    got = fit(rst, Cs, **kwargs)
+    if fit in (fit_sdm, fit_sdcd):
+        np.testing.assert_allclose(got.w, ref.w, atol=1e-6)
+        assert got.primal == pytest.approx(ref.primal, rel=1e-9)
+    else:
+        np.testing.assert_allclose(got.w, ref.w, atol=1e-9)
