@@ -6,7 +6,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
-from .registry import SOLVERS, solver_constraints, check_solver_loss
+from .registry import SOLVERS, solver_constraints, check_solver_loss, solver_for_loss
 
 # Parameters every estimator shares (each adds its own "solver" and structure options), in
 # scikit-learn's constraint language (checked by sklearn's _fit_context before every fit); every
@@ -36,7 +36,8 @@ class StructuredSSVM(BaseEstimator):
 
     @property
     def _solver_name(self):
-        return self.solver
+        """The solver parameter, or (None) the default solver of the loss."""
+        return self.solver if self.solver is not None else solver_for_loss(self.loss)
 
     def _check_solver_loss(self):
         check_solver_loss(self._solver_name, self.loss, getattr(self, "search", "hull"), type(self).__name__)

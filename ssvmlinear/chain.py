@@ -7,7 +7,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight
 
 from .base import StructuredSSVM, COMMON_CONSTRAINTS
-from .registry import SOLVERS, solver_for_loss
+from .registry import SOLVERS
 from .parallel import predict_structure
 from .utils import check_csr
 from ._kernels.dataset import CSRDataset
@@ -130,12 +130,6 @@ class ChainSSVM(ClassifierMixin, StructuredSSVM):
         self.average = average
         self.projection = projection
         self.oracle_batch = oracle_batch
-
-    @property
-    def _solver_name(self):
-        if self.solver is not None:
-            return self.solver
-        return solver_for_loss(self.loss)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, lengths=None, sample_weight=None, *, sequence_ids=None):

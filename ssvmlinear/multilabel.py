@@ -11,7 +11,7 @@ from sklearn.utils.multiclass import check_classification_targets, type_of_targe
 from sklearn.utils.validation import _check_sample_weight, column_or_1d
 
 from .base import StructuredSSVM, COMMON_CONSTRAINTS
-from .registry import SOLVERS, solver_for_loss
+from .registry import SOLVERS
 from .multiclass import MulticlassSSVM
 from .metrics import example_accuracy
 from .utils import check_csr
@@ -107,12 +107,6 @@ class MultiLabelSSVM(MultiOutputMixin, ClassifierMixin, StructuredSSVM):
         self.projection = projection
         self.oracle_batch = oracle_batch
         self.edges = edges
-
-    @property
-    def _solver_name(self):
-        if self.solver is not None:
-            return self.solver
-        return solver_for_loss(self.loss)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

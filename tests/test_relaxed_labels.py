@@ -13,7 +13,7 @@ from ssvmlinear._kernels.factor import MARGINAL_ONE_VALUE
 from ssvmlinear._kernels.multilabel import PairwiseMultiLabelStructure, RelaxedPairwiseMultiLabelStructure
 from ssvmlinear.solvers import fit_cutting_plane, fit_pegasos, fit_sdcd, fit_sdm
 
-from test_multilabel import random_multilabel, all_labels
+from test_multilabel import random_multilabel
 from test_multilabel_pairwise import random_forest_edges
 
 
