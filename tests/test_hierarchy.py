@@ -1,0 +1,215 @@
+"""Hierarchies: parsing and its errors; alpha (6.6, rho = 2) against a generic convex solver; the
+hierarchy structure's oracles, losses, Gram and updates against enumeration of all leaves with an
+explicit feature map (trees and DAGs, HSVM and NHSVM, every task loss); solvers' optima against a
+QP reference and NHSVM with leaf-only alpha against the flat multiclass model."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy.optimize import minimize
+
+from ssvmlinear._kernels.dataset import CSRDataset
+from ssvmlinear._kernels.multiclass import MulticlassStructure
+from ssvmlinear.hierarchy import Hierarchy, alpha_rho2, hierarchy_structure, read_hierarchy
+from ssvmlinear.solvers import fit_sdm, fit_sdcd, fit_cutting_plane
+
+from test_multilabel_pairwise import qp_reference
+
+
+def random_tree(rng, M, id_scale=1000):
+    ids = rng.choice(np.arange(1, id_scale * M), size=M, replace=False)
+    parents = [ids[rng.integers(0, k)] for k in range(1, M)]
+    return Hierarchy.from_edges(parents, ids[1:])
+
+
+def random_dag(rng, M):
+    h = random_tree(rng, M)
+    ps, cs = list(h.edges()[0]), list(h.edges()[1])
+    for _ in range(M // 3):             # extra parents from earlier in the topological order
+        v = int(rng.integers(2, M))
+        u = int(rng.integers(0, v))
+        if h.children[u].size:          # u stays an inner node; v gains a second parent
+            ps.append(h.ids[u]), cs.append(h.ids[v])
+    return Hierarchy.from_edges(ps, cs)
+
+
+def test_parse_and_errors(tmp_path):
+    f = tmp_path / "h.txt"
+    f.write_text("# a tree\n1 2\n1 3  # comment\n\n3 40\n3 50\n7 8\n")
+    h = read_hierarchy(f)
+    assert h.n_nodes == 8 and h.ids[0] == -1            # two roots (1, 7): an implicit root
+    assert sorted(h.ids[h.leaves].tolist()) == [2, 8, 40, 50] and h.is_tree
+    assert h.ids[h.ancestors(h.leaves[h.leaf_index([40])[0]])].tolist() == [-1, 1, 3, 40]
+    for text, msg in [("1 2\n2 x\n", r"h2.txt:2: node id 'x' is not an integer"),
+                      ("1 2\n2 2\n", r"h2.txt:2: node 2 is its own parent"),
+                      ("1 2 3\n", r"h2.txt:1: expected 'parent child'"),
+                      ("0 1\n1 2\n2 3\n3 1\n", r"cycle: 1 -> 2 -> 3 -> 1"),
+                      ("# nothing\n", "no 'parent child' line")]:
+        g = tmp_path / "h2.txt"
+        g.write_text(text)
+        with pytest.raises(ValueError, match=msg):
+            read_hierarchy(g)
+    with pytest.raises(ValueError, match="label 3 .* is an inner node"):
+        h.leaf_index([2, 3])
+    with pytest.raises(ValueError, match="label 99 .* is not a node"):
+        h.leaf_index([99])
+    d = Hierarchy.from_edges([1, 1, 2, 3], [2, 3, 4, 4])
+    assert not d.is_tree and d.ids[d.ancestors(d.leaves[0])].tolist() == [1, 2, 3, 4]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_alpha_rho2_equals_a_convex_solver(seed):
+    rng = np.random.default_rng(seed)
+    h = random_tree(rng, int(rng.integers(2, 25)))
+    a = alpha_rho2(h)
+    A = np.zeros((h.n_leaves, h.n_nodes))
+    for k, v in enumerate(h.leaves):
+        A[k, h.ancestors(v)] = 1.0
+    res = minimize(lambda x: x @ x, np.full(h.n_nodes, 0.1), jac=lambda x: 2 * x, method="SLSQP",
+                   bounds=[(0, None)] * h.n_nodes,
+                   constraints=[{"type": "eq", "fun": lambda x: A @ x - 1, "jac": lambda x: A}],
+                   options={"ftol": 1e-15, "maxiter": 1000})
+    assert res.success
+    np.testing.assert_allclose(A @ a, 1.0, atol=1e-12)
+    assert a @ a == pytest.approx(res.fun, abs=1e-7)
+    np.testing.assert_allclose(a, res.x, atol=1e-6)
+
+
+def explicit(h, coef, X, bias):
+    """phi(x, l) = sum_{n in A(l)} c_n e_n (x) x, flattened feature-major like the kernel."""
+    D = X.toarray()
+    if bias > 0:
+        D = np.hstack([D, np.full((D.shape[0], 1), bias)])
+    lam = np.zeros((h.n_leaves, h.n_nodes))
+    for k, v in enumerate(h.leaves):
+        lam[k, h.ancestors(v)] = coef[h.ancestors(v)]
+    return D, lam
+
+
+def task(lam_y, lam_t, kind, coef_unit):
+    diff = (lam_y != 0) != (lam_t != 0)
+    if kind == "hamming":
+        return float(diff.sum())
+    sq = float(np.sum(coef_unit[diff] ** 2))
+    return np.sqrt(sq) if kind == "normalized" else (1.0 if diff.any() else 0.0)
+
+
+@pytest.mark.parametrize("shape", ["tree", "dag"])
+@pytest.mark.parametrize("model", ["hsvm", "nhsvm"])
+@pytest.mark.parametrize("kind", ["hamming", "normalized", "normalized-margin"])
+def test_structure_matches_enumeration(shape, model, kind):
+    rng = np.random.default_rng(hash((shape, model, kind)) % 2**32)
+    for trial in range(3):
+        h = random_tree(rng, 9) if shape == "tree" else random_dag(rng, 9)
+        assert h.is_tree == (shape == "tree")
+        if model == "hsvm":
+            coef = np.ones(h.n_nodes)
+        else:
+            coef = np.sqrt(alpha_rho2(h)) if h.is_tree else rng.uniform(0.2, 1.0, h.n_nodes)
+        n, d = 5, 4
+        X = sp.random(n, d, density=0.6, format="csr", random_state=int(rng.integers(1 << 30)))
+        y = rng.integers(0, h.n_leaves, size=n).astype(np.int32)
+        st = hierarchy_structure(CSRDataset(X, 1.0), y, h, coef, kind)
+        D, lam = explicit(h, coef, X, 1.0)
+        M, L = h.n_nodes, h.n_leaves
+        for _ in range(2):
+            w = rng.standard_normal(st.n_weights)
+            W = w.reshape(D.shape[1], M)           # feature-major
+            for i in range(n):
+                t = y[i]
+                scores = lam @ (W.T @ D[i])       # f(l) for every leaf
+                loss = np.array([task(lam[l], lam[t], kind, coef) for l in range(L)])
+                norm = np.array([np.linalg.norm(lam[l] - lam[t]) if (kind == "normalized-margin" and l != t)
+                                 else 1.0 for l in range(L)])
+                m = (scores - scores[t]) / norm
+                labels = np.arange(L, dtype=np.int32)
+                np.testing.assert_allclose(st.py_margins(w, i, labels), m, atol=1e-10)
+                for l in range(L):
+                    assert st.py_loss(i, labels[l:l + 1]) == pytest.approx(loss[l], abs=1e-12)
+                for lamb in (0.0, 1.0, 3.0):
+                    vals = m + lamb * loss
+                    lab, mo, do = st.py_oracle(w, i, lamb)
+                    assert vals[lab[0]] == pytest.approx(vals.max(), abs=1e-10)
+                    assert mo == pytest.approx(m[lab[0]], abs=1e-10) and do == pytest.approx(loss[lab[0]])
+                    for k in (1, 3, L + 2):
+                        kl, kv = st.py_kbest(w, i, lamb, k)
+                        np.testing.assert_allclose(kv, np.sort(vals)[::-1][:k], atol=1e-10)
+                        np.testing.assert_allclose(vals[kl[:, 0]], kv, atol=1e-10)
+                        assert len(set(kl[:, 0].tolist())) == len(kl)
+                best, blabels, losses = st.py_loss_indexed_oracle(w, i)
+                uniq = np.unique(np.round(loss, 10))
+                assert len(losses) == len(uniq) and losses[0] == 0.0
+                np.testing.assert_allclose(losses, uniq, atol=1e-10)
+                for lev, g in enumerate(losses):
+                    sel = np.abs(loss - g) < 1e-9
+                    assert best[lev] == pytest.approx(m[sel].max(), abs=1e-10)
+                    assert sel[blabels[lev, 0]] and m[blabels[lev, 0]] == pytest.approx(best[lev], abs=1e-10)
+                # Gram and update against dphi = (phi(t) - phi(l)) / norm
+                dphi = [np.outer(D[i], lam[t] - lam[l]).ravel() / norm[l] for l in range(L)]
+                for a in range(L):
+                    for b in range(L):
+                        assert st.py_gram(i, labels[a:a + 1], labels[b:b + 1]) == pytest.approx(
+                            dphi[a] @ dphi[b], abs=1e-10)
+                    w2 = w.copy()
+                    st.py_update(w2, i, 0.3, labels[a:a + 1])
+                    np.testing.assert_allclose(w2, w + 0.3 * dphi[a], atol=1e-12)
+
+
+def problem(seed, n=14, model="hsvm", kind="hamming"):
+    rng = np.random.default_rng(seed)
+    h = random_tree(rng, 7)
+    coef = np.ones(h.n_nodes) if model == "hsvm" else np.sqrt(alpha_rho2(h))
+    X = sp.random(n, 3, density=0.7, format="csr", random_state=seed)
+    y = rng.integers(0, h.n_leaves, size=n).astype(np.int32)
+    st = hierarchy_structure(CSRDataset(X, 1.0), y, h, coef, kind)
+    D, lam = explicit(h, coef, X, 1.0)
+    rows = []
+    for i in range(n):
+        t = y[i]
+        ex = []
+        for l in range(h.n_leaves):
+            norm = np.linalg.norm(lam[l] - lam[t]) if (kind == "normalized-margin" and l != t) else 1.0
+            ex.append((np.outer(D[i], lam[t] - lam[l]).ravel() / norm, st.py_loss(i, np.array([l], np.int32))))
+        rows.append(ex)
+    return st, rows
+
+
+@pytest.mark.parametrize("model, kind", [("hsvm", "hamming"), ("nhsvm", "normalized"),
+                                         ("nhsvm", "normalized-margin")])
+def test_solvers_reach_the_qp_optimum(model, kind):
+    st, rows = problem(3, model=model, kind=kind)
+    Cs = np.full(st.n_examples, 0.7)
+    ref, w_ref = qp_reference(rows, Cs, lse=False)
+
+    def primal(w):
+        return 0.5 * w @ w + sum(C * max(delta - d @ w for d, delta in ex) for C, ex in zip(Cs, rows))
+    r = fit_sdm(st, Cs, 1e-10, 100000, 0)
+    assert r.primal == pytest.approx(ref, rel=1e-6) and primal(r.w) == pytest.approx(ref, rel=1e-6)
+    r = fit_cutting_plane(st, Cs, 1e-9, 2000, 0)
+    assert primal(r.w) == pytest.approx(ref, rel=1e-5)
+    lse_ref, _ = qp_reference(rows, Cs, lse=True)
+    r = fit_sdcd(st, Cs, 1e-13, 100000, 0, exact_violators=True)
+    lse_primal = 0.5 * r.w @ r.w + sum(C * sum(max(0.0, delta - d @ r.w) for d, delta in ex)
+                                       for C, ex in zip(Cs, rows))
+    assert lse_primal == pytest.approx(lse_ref, rel=1e-6)
+
+
+def test_nhsvm_with_leaf_alpha_is_the_flat_multiclass_model():
+    """alpha = 1 on the leaves, 0 elsewhere: phi(x, l) = e_l (x) x, the flat model's, and the
+    normalised error of two leaves is sqrt(2); since w = s u turns the loss s Delta into Delta at
+    C / s, the NHSVM optimum at C is sqrt(2) times the flat (0/1 loss) optimum at C / sqrt(2)."""
+    rng = np.random.default_rng(11)
+    h = random_tree(rng, 12)
+    coef = np.zeros(h.n_nodes)
+    coef[h.leaves] = 1.0
+    X = sp.random(40, 5, density=0.5, format="csr", random_state=1)
+    y = rng.integers(0, h.n_leaves, size=40).astype(np.int32)
+    st = hierarchy_structure(CSRDataset(X, 1.0), y, h, coef, "normalized")
+    flat = MulticlassStructure(CSRDataset(X, 1.0), y, h.n_leaves)
+    Cs = np.full(40, 0.5)
+    a = fit_sdm(st, Cs, 1e-11, 100000, 0)
+    b = fit_sdm(flat, Cs / np.sqrt(2.0), 1e-11, 100000, 0)
+    W = a.w.reshape(6, h.n_nodes)
+    inner = np.setdiff1d(np.arange(h.n_nodes), h.leaves)
+    assert np.all(W[:, inner] == 0.0)
+    np.testing.assert_allclose(W[:, h.leaves], np.sqrt(2.0) * b.w.reshape(6, h.n_leaves), atol=1e-6)
+    assert a.primal == pytest.approx(2.0 * b.primal, rel=1e-8)
