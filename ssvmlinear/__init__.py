@@ -45,10 +45,13 @@ else:
     from .multiclass import MulticlassSSVM
     from .chain import ChainSSVM
     from .multilabel import MultiLabelSSVM
+    from .hierarchical import HierarchicalSSVM
+    from .hierarchy import Hierarchy, read_hierarchy
     from . import metrics
     from .metrics import subset_accuracy, hamming_loss, micro_f1, macro_f1, example_accuracy
 
     __version__ = "0.1.0"
-    __all__ = ["MulticlassSSVM", "ChainSSVM", "MultiLabelSSVM", "load_svmlight_file", "dump_svmlight_file",
+    __all__ = ["MulticlassSSVM", "ChainSSVM", "MultiLabelSSVM", "HierarchicalSSVM", "Hierarchy", "read_hierarchy",
+               "load_svmlight_file", "dump_svmlight_file",
                "save_model", "load_model", "ConvergenceWarning", "metrics", "subset_accuracy", "hamming_loss",
                "micro_f1", "macro_f1", "example_accuracy", "__version__"]

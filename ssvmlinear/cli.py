@@ -37,6 +37,10 @@ options:
 {STRUCTURE_LINES}
 -E edges : multilabel with pairwise label interactions on a forest: chow-liu (the Chow-Liu tree
 	of the training labels) or a file of label pairs, one "l1 l2" per line (default: independent)
+-H file : a label hierarchy, one "parent child" pair of integer node ids per line (# comments);
+	training labels are its leaves (selects -t hierarchy)
+-M model : with -H: nhsvm (normalised hierarchical SVM, node weights sqrt(alpha), the default),
+	hsvm (the hierarchical structured SVM) or flat
 -l loss : surrogate for -s 4 and -s 2 (default margin): margin, slack, beta:B,
 	generalized:A,B, probloss, probloss-convex, logloss, microf1 (multilabel) (see
 	ssvmlinear.surrogates); -s 2 takes those convex in the margin (all but probloss)
@@ -157,7 +161,7 @@ def train_main(argv=None):
         sys.stdout.write(TRAIN_USAGE)
         return 1
     spec = {"s": int, "t": str, "c": float, "e": float, "B": float, "m": int, "v": int, "n": int,
-            "r": int, "q": None, "l": str, "S": str, "b": int, "E": str}
+            "r": int, "q": None, "l": str, "S": str, "b": int, **{flag: str for flag in STRUCTURE_FLAGS}}
     try:
         opts, rest = _parse_options(argv, spec)
         if len(rest) not in (1, 2):
@@ -200,6 +204,8 @@ def train_main(argv=None):
     try:
         if "v" not in opts:
             check_model_path(model_file)
+        if structure == "auto" and "H" in opts:
+            structure = "hierarchy"
         data = load_svmlight_file(train_file, zero_based=False,
                                   kind="auto" if structure == "auto" else STRUCTURES[structure].file_kind)
         X, y = data[0], data[1]

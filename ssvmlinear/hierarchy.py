@@ -10,6 +10,37 @@ import numpy as np
 
 
 
+def _csr(src, dst, n):
+    """Per node of src, its dst entries sorted: (ptr, idx)."""
+    o = np.lexsort((dst, src))
+    ptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(src, minlength=n), out=ptr[1:])
+    return ptr, np.asarray(dst)[o].astype(np.int64)
+
+
+def _gather(ptr, idx, rows):
+    """The concatenated idx[ptr[r]:ptr[r+1]] of the rows."""
+    starts, ends = ptr[rows], ptr[rows + 1]
+    lens = ends - starts
+    if lens.sum() == 0:
+        return np.zeros(0, dtype=np.int64)
+    offs = np.repeat(starts - np.concatenate([[0], np.cumsum(lens)[:-1]]), lens)
+    return idx[np.arange(lens.sum()) + offs]
+
+
+class _Rows:
+    """rows[v]: the sorted index array of node v (parents or children), from CSR."""
+
+    def __init__(self, ptr, idx):
+        self.ptr, self.idx = ptr, idx
+
+    def __getitem__(self, v):
+        return self.idx[self.ptr[v]:self.ptr[v + 1]]
+
+    def __len__(self):
+        return len(self.ptr) - 1
+
+
 class Hierarchy:
     """A tree or DAG of M nodes (index 0..M-1, parents before children).
 
@@ -32,16 +63,16 @@ class Hierarchy:
         return cls(parents, children)
 
     def _build(self, parents, children, source, lines):
+        # vectorised (numpy per level, never a Python loop over nodes): 10^6 nodes in about a second
         def where(e):
             return f"{source}:{lines[e]}" if lines is not None else f"{source}: edge {e}"
         for e in np.flatnonzero(parents == children)[:1]:
             raise ValueError(f"{where(e)}: node {parents[e]} is its own parent (a self-loop)")
         ids, inv = np.unique(np.concatenate([parents, children]), return_inverse=True)
         E = parents.shape[0]
-        p, c = inv[:E], inv[E:]
-        pair = np.unique(p * max(len(ids), 1) + c)
-        p, c = pair // max(len(ids), 1), pair % max(len(ids), 1)
         n = len(ids)
+        pair = np.unique(inv[:E] * max(n, 1) + inv[E:])          # repeated edges count once
+        p, c = pair // max(n, 1), pair % max(n, 1)
         indeg = np.bincount(c, minlength=n)
         roots = np.flatnonzero(indeg == 0)
         if n and len(roots) == 0:
@@ -53,61 +84,76 @@ class Hierarchy:
             ids = np.concatenate([ids, [-1]])
             n += 1
             indeg = np.bincount(c, minlength=n)
-        # Kahn's order, parents before children
-        order_ = np.argsort(p, kind="stable")
-        ptr = np.zeros(n + 1, dtype=np.int64)
-        np.cumsum(np.bincount(p, minlength=n), out=ptr[1:])
-        kids = c[order_]
-        deg = indeg.copy()
-        topo = list(np.flatnonzero(deg == 0))
-        head = 0
-        while head < len(topo):
-            u = topo[head]
-            head += 1
-            for v in kids[ptr[u]:ptr[u + 1]]:
-                deg[v] -= 1
-                if deg[v] == 0:
-                    topo.append(v)
-        if len(topo) < n:
+        # Kahn's algorithm a level at a time: level = longest path from the root
+        ch_ptr, ch_idx = _csr(p, c, n)
+        level = np.full(n, -1, dtype=np.int64)
+        left = indeg.copy()
+        frontier = np.flatnonzero(left == 0)
+        depth = 0
+        order = []
+        while frontier.size:
+            level[frontier] = depth
+            order.append(frontier)
+            kids = _gather(ch_ptr, ch_idx, frontier)
+            np.subtract.at(left, kids, 1)
+            frontier = np.unique(kids[left[kids] == 0])
+            depth += 1
+        if np.any(level < 0):
             raise ValueError(f"{source}: the hierarchy has a cycle: {self._cycle_text(ids, p, c, n)}")
-        topo = np.asarray(topo, dtype=np.int64)
+        topo = np.concatenate(order) if order else np.zeros(0, dtype=np.int64)
         rank = np.empty(n, dtype=np.int64)
         rank[topo] = np.arange(n)
         p, c = rank[p], rank[c]
         self.ids = ids[topo]
         self.n_nodes = n
-        self.parents = [[] for _ in range(n)]
-        self.children = [[] for _ in range(n)]
-        for a, b in zip(p.tolist(), c.tolist()):
-            self.parents[b].append(a)
-            self.children[a].append(b)
-        self.parents = [np.array(sorted(x), dtype=np.int64) for x in self.parents]
-        self.children = [np.array(sorted(x), dtype=np.int64) for x in self.children]
-        self.is_tree = all(len(x) <= 1 for x in self.parents)
+        self.depth = level[topo]
+        self._par_ptr, self._par_idx = _csr(c, p, n)     # sorted per node
+        self._ch_ptr, self._ch_idx = _csr(p, c, n)
+        self.parents = _Rows(self._par_ptr, self._par_idx)
+        self.children = _Rows(self._ch_ptr, self._ch_idx)
+        n_par = np.diff(self._par_ptr)
+        self.is_tree = bool(np.all(n_par <= 1))
         self.root = 0 if n else -1
-        depth = np.zeros(n, dtype=np.int64)
-        for v in range(n):
-            if len(self.parents[v]):
-                depth[v] = depth[self.parents[v]].max() + 1
-        self.depth = depth
-        leaves = np.array([v for v in range(n) if len(self.children[v]) == 0], dtype=np.int64)
+        self.parent_of = np.full(n, -1, dtype=np.int32)
+        has = n_par > 0
+        self.parent_of[has] = self._par_idx[self._par_ptr[:-1][has]]
+        leaves = np.flatnonzero(np.diff(self._ch_ptr) == 0)
         self.leaves = leaves[np.argsort(self.ids[leaves], kind="stable")]
-        self._leaf_of_id = {int(self.ids[v]): k for k, v in enumerate(self.leaves)}
-        self._index_of_id = {int(i): v for v, i in enumerate(self.ids)}
-        # A(l) for every leaf, as CSR (sorted node indices)
-        anc = [None] * n
-        for v in range(n):
-            s = {v}
-            for q in self.parents[v]:
-                s |= anc[q]
-            anc[v] = s
-        self._anc = anc
-        lens = np.array([len(anc[v]) for v in self.leaves], dtype=np.int64)
-        self.anc_ptr = np.zeros(len(self.leaves) + 1, dtype=np.int64)
-        np.cumsum(lens, out=self.anc_ptr[1:])
-        self.anc_idx = (np.concatenate([np.array(sorted(anc[v]), dtype=np.int32) for v in self.leaves])
-                        if len(self.leaves) else np.zeros(0, dtype=np.int32))
-        self.parent_of = np.array([x[0] if len(x) else -1 for x in self.parents], dtype=np.int32)
+        self._sorted_ids = np.argsort(self.ids, kind="stable")
+        # A(l) of every leaf, as CSR of sorted node indices
+        if self.is_tree:
+            # walk every leaf up at once: (leaf, node) pairs, one level per step
+            owner, node = [], []
+            cur = self.leaves.astype(np.int64)
+            who = np.arange(len(self.leaves))
+            while cur.size:
+                owner.append(who)
+                node.append(cur)
+                up = self.parent_of[cur]
+                keep = up >= 0
+                cur, who = up[keep].astype(np.int64), who[keep]
+            owner = np.concatenate(owner) if owner else np.zeros(0, dtype=np.int64)
+            node = np.concatenate(node) if node else np.zeros(0, dtype=np.int64)
+            o = np.lexsort((node, owner))
+            self.anc_idx = node[o].astype(np.int32)
+            self.anc_ptr = np.zeros(len(self.leaves) + 1, dtype=np.int64)
+            np.cumsum(np.bincount(owner, minlength=len(self.leaves)), out=self.anc_ptr[1:])
+        else:
+            sets = [np.array(sorted(self._ancestor_set(v)), dtype=np.int32) for v in self.leaves]
+            self.anc_ptr = np.zeros(len(self.leaves) + 1, dtype=np.int64)
+            np.cumsum([len(a) for a in sets], out=self.anc_ptr[1:])
+            self.anc_idx = np.concatenate(sets) if sets else np.zeros(0, dtype=np.int32)
+
+    def _ancestor_set(self, v):
+        seen = {int(v)}
+        stack = [int(v)]
+        while stack:
+            u = stack.pop()
+            for q in self.parents[u].tolist():
+                if q not in seen:
+                    seen.add(q)
+                    stack.append(q)
+        return seen
 
     @staticmethod
     def _cycle_text(ids, p, c, n):
@@ -145,33 +191,42 @@ class Hierarchy:
 
     def ancestors(self, v):
         """A(v): node index v and all its ancestors, sorted."""
-        return np.array(sorted(self._anc[v]), dtype=np.int64)
+        return np.array(sorted(self._ancestor_set(v)), dtype=np.int64)
+
+    def _lookup(self, label_ids):
+        """Node index of each id (-1 when it is not a node)."""
+        q = np.asarray(label_ids, dtype=np.int64)
+        pos = np.searchsorted(self.ids[self._sorted_ids], q)
+        pos = np.minimum(pos, max(self.n_nodes - 1, 0))
+        idx = self._sorted_ids[pos] if self.n_nodes else np.zeros(len(q), dtype=np.int64)
+        return np.where(self.n_nodes and self.ids[idx] == q, idx, -1) if self.n_nodes else np.full(len(q), -1)
 
     def leaf_index(self, label_ids, source="labels"):
         """Label (leaf) numbers 0..n_leaves-1 of leaf node ids; ValueError naming the first id that
         is an inner node or not in the hierarchy."""
-        out = np.empty(len(label_ids), dtype=np.int32)
-        for k, lab in enumerate(np.asarray(label_ids).tolist()):
-            j = self._leaf_of_id.get(int(lab))
-            if j is None:
-                what = "an inner node of" if int(lab) in self._index_of_id else "not a node of"
-                raise ValueError(f"{source}: label {lab} (example {k}) is {what} the hierarchy; labels must "
-                                 "be its leaves")
-            out[k] = j
-        return out
+        label_ids = np.asarray(label_ids)
+        node = self._lookup(label_ids)
+        is_leaf = np.zeros(self.n_nodes + 1, dtype=bool)
+        is_leaf[self.leaves] = True
+        leaf_no = np.full(self.n_nodes + 1, -1, dtype=np.int32)
+        leaf_no[self.leaves] = np.arange(len(self.leaves), dtype=np.int32)
+        bad = np.flatnonzero((node < 0) | ~is_leaf[node])
+        if bad.size:
+            k = int(bad[0])
+            lab = label_ids.tolist()[k]
+            what = "an inner node of" if node[k] >= 0 else "not a node of"
+            raise ValueError(f"{source}: label {lab} (example {k}) is {what} the hierarchy; labels must be its leaves")
+        return leaf_no[node].astype(np.int32)
 
     def leaf_ids(self, leaf_numbers):
         return self.ids[self.leaves[np.asarray(leaf_numbers)]]
 
     def edges(self):
         """(parent ids, child ids) of every edge (the implicit root's edges left out)."""
-        ps, cs = [], []
-        for v in range(self.n_nodes):
-            for q in self.parents[v]:
-                if self.ids[q] != -1:
-                    ps.append(self.ids[q])
-                    cs.append(self.ids[v])
-        return np.array(ps, dtype=np.int64), np.array(cs, dtype=np.int64)
+        child = np.repeat(np.arange(self.n_nodes), np.diff(self._par_ptr))
+        par = self._par_idx
+        keep = self.ids[par] != -1
+        return self.ids[par[keep]].astype(np.int64), self.ids[child[keep]].astype(np.int64)
 
 
 def read_hierarchy(path):
@@ -212,25 +267,21 @@ def alpha_rho2(h):
         raise ValueError("alpha_rho2's closed form needs a tree; a DAG needs the convex program (6.6)")
     n = h.n_nodes
     parent = h.parent_of
-    depth = h.depth
+    leaf = np.diff(h._ch_ptr) == 0
+    by_depth = np.argsort(h.depth, kind="stable")
+    cuts = np.searchsorted(h.depth[by_depth], np.arange(int(h.depth.max()) + 2 if n else 1))
+    levels = [by_depth[cuts[d]:cuts[d + 1]] for d in range(len(cuts) - 1)]
     factor = np.ones(n)
     S = np.zeros(n)
-    leaf = np.array([len(c) == 0 for c in h.children])
-    for d in range(int(depth.max()) if n else -1, 0, -1):        # bottom up, a level at a time
-        at = np.flatnonzero(depth == d)
+    for at in reversed(levels):              # bottom up, a level at a time
         inner = at[~leaf[at]]
         factor[inner] = S[inner] / (1.0 + S[inner])
-        np.add.at(S, parent[at], factor[at])
-    if n:
-        factor[0] = S[0] / (1.0 + S[0]) if not leaf[0] else 1.0
+        up = parent[at]
+        np.add.at(S, up[up >= 0], factor[at][up >= 0])
     alpha = np.zeros(n)
     budget = np.zeros(n)
-    if n:
-        budget[0] = 1.0
-    for d in range(0, int(depth.max()) + 1 if n else 0):         # top down
-        at = np.flatnonzero(depth == d)
-        if d > 0:
-            budget[at] = budget[parent[at]] / (1.0 + S[parent[at]])
+    for d, at in enumerate(levels):          # top down
+        budget[at] = 1.0 if d == 0 else budget[parent[at]] / (1.0 + S[parent[at]])
         alpha[at] = np.where(leaf[at], budget[at], S[at] / (1.0 + S[at]) * budget[at])
     return alpha
 
@@ -245,3 +296,96 @@ def hierarchy_structure(X, leaves, h, coef, task_loss="hamming"):
     parent = h.parent_of if h.is_tree else np.full(h.n_nodes, -1, dtype=np.int32)
     return HierarchyStructure(X, leaves, parent, h.leaves.astype(np.int32), h.anc_ptr, h.anc_idx,
                               np.asarray(coef, dtype=np.float64), h.is_tree, TASK_LOSSES[task_loss])
+
+
+def _leaf_incidence(h):
+    """The leaves x nodes 0/1 matrix of the ancestor sets (scipy CSR)."""
+    import scipy.sparse as sp
+    return sp.csr_matrix((np.ones(h.anc_idx.shape[0]), h.anc_idx, h.anc_ptr), shape=(h.n_leaves, h.n_nodes))
+
+
+def alpha_qp(h, T=1.0):
+    """(6.6) with rho = 2 by a generic solver (any DAG; SLSQP, for hierarchies of up to a few
+    thousand nodes): min sum alpha^2 s.t. 1 <= sum_{A(l)} alpha <= T, alpha >= 0 ((6.8) with T > 1)."""
+    from scipy.optimize import minimize
+    A = _leaf_incidence(h).toarray()
+    cons = [{"type": "ineq", "fun": lambda a: A @ a - 1.0, "jac": lambda a: A}]
+    if T > 1.0:
+        cons.append({"type": "ineq", "fun": lambda a: T - A @ a, "jac": lambda a: -A})
+    else:
+        cons = [{"type": "eq", "fun": lambda a: A @ a - 1.0, "jac": lambda a: A}]
+    x0 = np.full(h.n_nodes, 1.0 / max(1.0, float(h.depth.max() + 1)))
+    res = minimize(lambda a: a @ a, x0, jac=lambda a: 2 * a, method="SLSQP", bounds=[(0, None)] * h.n_nodes,
+                   constraints=cons, options={"ftol": 1e-14, "maxiter": 2000})
+    if not res.success:
+        raise RuntimeError(f"alpha (6.6) did not converge: {res.message}")
+    return np.maximum(res.x, 0.0)
+
+
+def alpha_directional(h, T=1.0):
+    """(6.7): max min_n alpha_n s.t. sum_{A(l)} alpha = 1 (DAG relaxation (6.8): between 1 and T),
+    alpha >= 0 and the directional constraints alpha_n >= alpha_p for every parent p of n; an LP
+    (HiGHS through scipy.optimize.linprog, sparse). Among the optima, the one of least sum."""
+    import scipy.sparse as sp
+    from scipy.optimize import linprog
+    M = h.n_nodes
+    A = _leaf_incidence(h)
+    child = np.repeat(np.arange(M), np.diff(h._par_ptr))       # alpha_p - alpha_v <= 0 per edge
+    r = child.shape[0]
+    D = sp.csr_matrix((np.concatenate([np.ones(r), -np.ones(r)]),
+                       (np.concatenate([np.arange(r), np.arange(r)]), np.concatenate([h._par_idx, child]))),
+                      shape=(r, M + 1))
+    Tm = sp.hstack([-sp.eye(M), sp.csr_matrix(np.ones((M, 1)))])            # t - alpha_n <= 0
+    ub_parts, b_ub = [D, Tm], [np.zeros(r), np.zeros(M)]
+    Ai = sp.hstack([A, sp.csr_matrix((h.n_leaves, 1))])
+    if T > 1.0:
+        ub_parts += [-Ai, Ai]
+        b_ub += [-np.ones(h.n_leaves), np.full(h.n_leaves, T)]
+        eq = dict()
+    else:
+        eq = dict(A_eq=Ai, b_eq=np.ones(h.n_leaves))
+    A_ub, b_ub = sp.vstack(ub_parts).tocsr(), np.concatenate(b_ub)
+    c = np.zeros(M + 1)
+    c[M] = -1.0
+    res = linprog(c, A_ub=A_ub, b_ub=b_ub, bounds=[(0, None)] * (M + 1), method="highs", **eq)
+    if res.status != 0:
+        raise RuntimeError(f"alpha (6.7): {res.message}")
+    t = res.x[M]
+    # second stage: keep min alpha = t, take the smallest total weight (a unique, spread solution)
+    c2 = np.concatenate([np.ones(M), [0.0]])
+    bounds = [(0, None)] * M + [(t * (1 - 1e-9), None)]
+    res2 = linprog(c2, A_ub=A_ub, b_ub=b_ub, bounds=bounds, method="highs", **eq)
+    x = res2.x if res2.status == 0 else res.x
+    return np.maximum(x[:M], 0.0)
+
+
+def node_alpha(h, alpha="rho2", T=1.5):
+    """The node weights: "rho2" ((6.6), closed form on trees, the generic solver on DAGs with the
+    relaxation (6.8) at T), "directional" ((6.7); DAGs with (6.8) at T), "leaves" (1 on the leaves:
+    the flat model) or an array of M non-negative weights (node index order)."""
+    if isinstance(alpha, str):
+        if alpha == "rho2":
+            return alpha_rho2(h) if h.is_tree else alpha_qp(h, T)
+        if alpha == "directional":
+            return alpha_directional(h, 1.0 if h.is_tree else T)
+        if alpha == "leaves":
+            a = np.zeros(h.n_nodes)
+            a[h.leaves] = 1.0
+            return a
+        raise ValueError(f"alpha must be 'rho2', 'directional', 'leaves' or an array; got {alpha!r}")
+    a = np.asarray(alpha, dtype=np.float64).ravel()
+    if a.shape[0] != h.n_nodes or np.any(a < 0) or not np.all(np.isfinite(a)):
+        raise ValueError(f"alpha must hold {h.n_nodes} non-negative weights (one per node), got {a.shape[0]}")
+    return a
+
+
+def as_hierarchy(hierarchy):
+    """A Hierarchy from a Hierarchy, a file path or an (parents, children) pair of id arrays."""
+    if isinstance(hierarchy, Hierarchy):
+        return hierarchy
+    if isinstance(hierarchy, (str, bytes)) or hasattr(hierarchy, "__fspath__"):
+        return read_hierarchy(hierarchy)
+    if isinstance(hierarchy, (tuple, list)) and len(hierarchy) == 2:
+        return Hierarchy.from_edges(*hierarchy)
+    raise ValueError("hierarchy must be a Hierarchy, a file path or a (parents, children) pair of node id arrays; "
+                     f"got {type(hierarchy).__name__}")

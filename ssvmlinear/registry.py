@@ -180,6 +180,9 @@ STRUCTURES = {s.name: s for s in (
     StructureSpec("multilabel", ".multilabel:MultiLabelSSVM", "multilabel", ("normalize_loss",), _multilabel_blocks,
                   usage="independent labels (or pairwise on a forest, -E), Hamming loss; use -B 1 for\n"
                         "\t  per-label bias terms", cli_options={"E": "edges"}),
+    StructureSpec("hierarchy", ".hierarchical:HierarchicalSSVM", "multiclass",
+                  usage="single-label classification into the leaves of a tree or DAG of labels\n"
+                        "\t  (-H file; -M nhsvm (default), hsvm or flat)", cli_options={"H": "hierarchy", "M": "model"}),
 )}
 
 

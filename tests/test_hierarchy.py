@@ -220,3 +220,71 @@ def test_nhsvm_with_leaf_alpha_is_the_flat_multiclass_model():
     assert np.all(W[:, inner] == 0.0)
     np.testing.assert_allclose(W[:, h.leaves], np.sqrt(2.0) * b.w.reshape(6, h.n_leaves), atol=1e-6)
     assert a.primal == pytest.approx(2.0 * b.primal, rel=1e-8)
+
+
+# ------------------------------------------------------------------ estimator, model files, CLI
+
+def synthetic(seed=0, n=300, d=8):
+    """A complete binary tree of depth 3 (ids 1..15), Gaussian node weights, label = the leaf of
+    maximal path potential (choi-thesis 6.8.1's balanced set, small)."""
+    rng = np.random.default_rng(seed)
+    parents = [k // 2 for k in range(2, 16)]
+    h = Hierarchy.from_edges(parents, list(range(2, 16)))
+    Wn = rng.standard_normal((16, d))
+    X = rng.standard_normal((n, d))
+    pot = {1: X @ Wn[1]}
+    for k in range(2, 16):
+        pot[k] = pot[k // 2] + X @ Wn[k]
+    leaves = np.arange(8, 16)
+    y = leaves[np.argmax(np.stack([pot[k] for k in leaves], axis=1), axis=1)]
+    return h, sp.csr_matrix(X), y
+
+
+@pytest.mark.parametrize("model", ["nhsvm", "hsvm", "flat"])
+def test_estimator_fits_predicts_and_round_trips(model, tmp_path):
+    from ssvmlinear import HierarchicalSSVM, load_model, save_model
+    h, X, y = synthetic()
+    est = HierarchicalSSVM(h, model=model, C=1.0).fit(X[:200], y[:200])
+    assert est.converged_ and est.coef_.shape == (15, 8) and est.score(X[200:], y[200:]) > 0.6
+    S = est.decision_function(X)
+    np.testing.assert_array_equal(est.predict(X), est.classes_[np.argmax(S, axis=1)])
+    save_model(est, tmp_path / "m")
+    back = load_model(tmp_path / "m")
+    np.testing.assert_array_equal(back.predict(X), est.predict(X))
+    np.testing.assert_allclose(back.decision_function(X), S, atol=1e-12)
+    assert back.model == model and np.array_equal(back.alpha_, est.alpha_)
+
+
+def test_estimator_objective_is_the_structures_and_flat_equals_multiclass():
+    from ssvmlinear import HierarchicalSSVM, MulticlassSSVM
+    h, X, y = synthetic(1)
+    a = HierarchicalSSVM(h, model="flat", C=0.5, tol=1e-7, max_iter=20000, fit_intercept=False).fit(X, y)
+    b = MulticlassSSVM(C=0.5 / np.sqrt(2.0), tol=1e-7, max_iter=20000, fit_intercept=False).fit(X, y)
+    leaves = [list(a.nodes_).index(c) for c in b.classes_]
+    np.testing.assert_allclose(a.coef_[leaves], np.sqrt(2.0) * b.coef_, atol=1e-5)
+    assert a.objective_ == pytest.approx(2.0 * b.objective_, rel=1e-6)
+
+
+def test_bad_labels_and_cli(tmp_path, capsys):
+    from ssvmlinear import HierarchicalSSVM, dump_svmlight_file
+    from ssvmlinear.cli import predict_main, train_main
+    h, X, y = synthetic(2)
+    with pytest.raises(ValueError, match="label 3 .* is an inner node"):
+        HierarchicalSSVM(h).fit(X[:4], np.array([8, 9, 3, 10]))
+    hf = tmp_path / "tree.hier"
+    hf.write_text("".join(f"{k // 2} {k}\n" for k in range(2, 16)))
+    tr, te = tmp_path / "train.svm", tmp_path / "test.svm"
+    dump_svmlight_file(X[:200], y[:200], tr, zero_based=False)
+    dump_svmlight_file(X[200:], y[200:], te, zero_based=False)
+    assert train_main(["-H", str(hf), "-M", "hsvm", "-c", "1", "-B", "1", str(tr), str(tmp_path / "m")]) == 0
+    assert predict_main([str(te), str(tmp_path / "m"), str(tmp_path / "out")]) == 0
+    out = capsys.readouterr().out
+    assert "Accuracy =" in out
+    est = HierarchicalSSVM(str(hf), model="hsvm", C=1.0).fit(X[:200], y[:200])
+    pred = np.loadtxt(tmp_path / "out")
+    np.testing.assert_array_equal(pred, est.predict(X[200:]))
+    bad = tmp_path / "bad.svm"
+    dump_svmlight_file(X[:3], np.array([8, 2, 9]), bad, zero_based=False)
+    assert train_main(["-H", str(hf), str(bad), str(tmp_path / "m2")]) == 1
+    assert "bad.svm: y: label 2 (example 1) is an inner node" in capsys.readouterr().err
+    assert train_main(["-E", "chow-liu", "-H", str(hf), str(tr), str(tmp_path / "m3")]) == 1

@@ -1,0 +1,184 @@
+"""Hierarchical classification (choi-thesis ch. 6): HSVM and NHSVM on a tree or DAG of labels."""
+import numbers
+
+import numpy as np
+from sklearn.base import ClassifierMixin, _fit_context
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import _check_sample_weight
+
+from .base import StructuredSSVM, COMMON_CONSTRAINTS
+from .hierarchy import Hierarchy, as_hierarchy, hierarchy_structure, node_alpha
+from .parallel import predict_structure
+from .registry import SOLVERS
+from .utils import check_csr
+from ._kernels.dataset import CSRDataset
+
+MODELS = ("nhsvm", "hsvm", "flat")
+DEFAULT_TASK_LOSS = {"hsvm": "hamming", "nhsvm": "normalized", "flat": "normalized"}
+
+
+class HierarchicalSSVM(ClassifierMixin, StructuredSSVM):
+    """Single-label classification into the leaves of a label hierarchy (a tree or a DAG).
+
+    A label l is the set A(l) of the leaf and its ancestors; each node n has a weight row W_n and
+    the score of l is sum_{n in A(l)} c_n W_n . x. Minimises
+        1/2 ||W||^2 + sum_i C_i max_l [Delta(l, y_i) + f(l) - f(y_i)]
+    (or any surrogate / the LSE problem, as every estimator here) with
+      - model="hsvm": c_n = 1 (the hierarchical structured SVM, (6.2));
+      - model="nhsvm": c_n = sqrt(alpha_n), alpha summing to 1 along every root-to-leaf path
+        (the normalised hierarchical SVM, (6.10)); alpha="rho2" minimises sum alpha^2 ((6.6),
+        O(M) closed form on trees), "directional" maximises min alpha with alpha_child >= alpha_parent
+        ((6.7), an LP), or an array; on a DAG the path sums may lie in [1, T] ((6.8));
+      - model="flat": alpha = 1 on the leaves, 0 elsewhere (the flat multiclass model).
+    task_loss: "hamming" (node Hamming distance of the ancestor sets, (6.2)), "normalized"
+    (sqrt of the sum of c_n^2 over their symmetric difference, (6.9)) or "normalized-margin"
+    ((6.13): the margin divided by that norm, loss 1); default hamming for HSVM, normalized
+    otherwise.
+
+    Parameters beyond the common ones (see MulticlassSSVM): hierarchy (a Hierarchy, a file of
+    "parent child" lines or a (parents, children) pair of node id arrays), model, alpha, T.
+    Labels y are leaf ids of the hierarchy.
+
+    Attributes: coef_ (n_nodes, n_features), intercept_ (n_nodes,), nodes_ (node id per row of
+    coef_; -1 is an implicit root above several roots), alpha_ (n_nodes,), classes_ (the leaf ids),
+    hierarchy_ and the solver diagnostics of every estimator.
+    """
+
+    _parameter_constraints = {
+        **COMMON_CONSTRAINTS,
+        "hierarchy": "no_validation",   # a Hierarchy, a path or (parents, children): as_hierarchy checks
+        "model": [StrOptions(set(MODELS))],
+        "alpha": [StrOptions({"rho2", "directional"}), "array-like"],
+        "task_loss": [None, StrOptions({"hamming", "normalized", "normalized-margin"})],
+        "T": [Interval(numbers.Real, 1, None, closed="left")],
+        "solver": [None, StrOptions(set(SOLVERS))],
+    }
+
+    def __init__(self, hierarchy=None, model="nhsvm", alpha="rho2", task_loss=None, T=1.5, C=1.0, solver=None,
+                 loss="margin", tol=None, max_iter=1000, fit_intercept=True, intercept_scaling=1.0, n_jobs=None,
+                 random_state=None, verbose=0, warm_start=False, callback=None, search="hull", batch_size=1,
+                 average=True, projection=False, oracle_batch=1):
+        self.hierarchy = hierarchy
+        self.model = model
+        self.alpha = alpha
+        self.task_loss = task_loss
+        self.T = T
+        self.C = C
+        self.solver = solver
+        self.loss = loss
+        self.tol = tol
+        self.max_iter = max_iter
+        self.fit_intercept = fit_intercept
+        self.intercept_scaling = intercept_scaling
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.verbose = verbose
+        self.warm_start = warm_start
+        self.callback = callback
+        self.search = search
+        self.batch_size = batch_size
+        self.average = average
+        self.projection = projection
+        self.oracle_batch = oracle_batch
+
+    def _coefficients(self, h):
+        alpha = node_alpha(h, "leaves" if self.model == "flat" else self.alpha, self.T)
+        coef = np.ones(h.n_nodes) if self.model == "hsvm" else np.sqrt(alpha)
+        return alpha, coef
+
+    @property
+    def _task_loss(self):
+        return self.task_loss if self.task_loss is not None else DEFAULT_TASK_LOSS[self.model]
+
+    def _structure(self, X, leaves):
+        return hierarchy_structure(CSRDataset(X, self._bias), leaves, self.hierarchy_, self._coef_n,
+                                   self._task_loss)
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, sample_weight=None):
+        """X: (n_samples, n_features); y: the leaf id of every row; sample_weight multiplies C."""
+        if self.hierarchy is None:
+            raise ValueError("HierarchicalSSVM needs a hierarchy (a Hierarchy, a file path or (parents, children))")
+        self._check_solver_loss()
+        X, y = check_csr(X, self, y)
+        h = as_hierarchy(self.hierarchy)
+        if h.n_leaves < 2:
+            raise ValueError(f"the hierarchy has {h.n_leaves} leaf; at least 2 are needed")
+        leaves = h.leaf_index(np.asarray(y).astype(np.int64) if np.asarray(y).dtype.kind == "f" else y, "y")
+        sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
+        Cs = self.C * sample_weight
+        self.hierarchy_ = h
+        self.alpha_, self._coef_n = self._coefficients(h)
+        self._bias = float(self.intercept_scaling) if self.fit_intercept else -1.0
+        self.n_features_in_ = X.shape[1]
+        structure = self._structure(X, leaves)
+        key = ("hierarchy", self._solver_name, self.loss, self.model, self._task_loss, X.shape, self._bias,
+               h.n_nodes, tuple(self._coef_n.tolist()))
+        w = self._solve(structure, Cs, key)
+        self._set_weights(w, X.shape[1], h.ids[h.leaves], self._bias)
+        self.nodes_ = h.ids
+        return self
+
+    def _set_weights(self, w, n_features, classes, bias):
+        # w: flat feature-major (n_features (+1 bias row)) x n_nodes; coef_ is a transposed view
+        W = w.reshape(n_features + (1 if bias > 0 else 0), -1)
+        self.classes_ = np.asarray(classes)
+        self.n_features_in_ = n_features
+        self._bias = bias
+        self._w = W
+        self.coef_ = W[:n_features].T
+        self.intercept_ = bias * W[n_features].copy() if bias > 0 else np.zeros(W.shape[1])
+
+    def predict(self, X):
+        """The leaf id of the highest-scoring label of every row (ties: the lowest leaf id)."""
+        self._check_fitted()
+        X = check_csr(X, self, reset=False)
+        st = self._structure(X, np.zeros(X.shape[0], dtype=np.int32))
+        return self.classes_[predict_structure(st, self._w.ravel(), self.n_jobs)]
+
+    def decision_function(self, X):
+        """Scores f(l) of every leaf, shape (n_samples, n_leaves) (columns in classes_ order)."""
+        from .hierarchy import _leaf_incidence
+        self._check_fitted()
+        X = check_csr(X, self, reset=False)
+        S = (np.asarray(X @ self.coef_.T) + self.intercept_) * self._coef_n
+        return np.asarray(_leaf_incidence(self.hierarchy_) @ S.T).T
+
+    # model files: the hierarchy, the model, the task loss and alpha travel in the header
+    def _model_header(self):
+        p, c = self.hierarchy_.edges()
+        return [("model", self.model), ("task_loss", self._task_loss),
+                ("hierarchy", " ".join(f"{a}:{b}" for a, b in zip(p.tolist(), c.tolist()))),
+                ("alpha", " ".join("%.17g" % a for a in self.alpha_))]
+
+    @classmethod
+    def _model_layout(cls, header, n_classes, fail):
+        for key in ("model", "task_loss", "hierarchy", "alpha"):
+            if key not in header:
+                fail(f"a hierarchy model needs a '{key}' header line")
+        line, text = header["hierarchy"]
+        try:
+            pairs = np.array([tok.split(":") for tok in text.split()], dtype=np.int64).reshape(-1, 2)
+            h = Hierarchy.from_edges(pairs[:, 0], pairs[:, 1])
+        except ValueError as e:
+            fail(f"hierarchy: {e}", line)
+        if h.n_leaves != n_classes:
+            fail(f"the hierarchy has {h.n_leaves} leaves but nr_class is {n_classes}", header["nr_class"][0])
+        model = header["model"][1]
+        if model not in MODELS:
+            fail(f"unknown model {model!r}", header["model"][0])
+        line, text = header["alpha"]
+        try:
+            alpha = np.array(text.split(), dtype=np.float64)
+        except ValueError:
+            fail("alpha: expected numbers", line)
+        if alpha.shape[0] != h.n_nodes or np.any(alpha < 0):
+            fail(f"alpha: expected {h.n_nodes} non-negative weights, got {alpha.shape[0]}", line)
+
+        def restore(est):
+            est.hierarchy_ = h
+            est.alpha_ = alpha
+            est._coef_n = np.ones(h.n_nodes) if model == "hsvm" else np.sqrt(alpha)
+            est.nodes_ = h.ids
+        params = dict(hierarchy=h, model=model, task_loss=header["task_loss"][1], alpha=alpha)
+        return h.n_nodes, restore, params
