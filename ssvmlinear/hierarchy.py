@@ -12,7 +12,8 @@ import numpy as np
 
 def _csr(src, dst, n):
     """Per node of src, its dst entries sorted: (ptr, idx)."""
-    o = np.lexsort((dst, src))
+    src, dst = np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64)
+    o = np.argsort(src * max(n, 1) + dst)
     ptr = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(np.bincount(src, minlength=n), out=ptr[1:])
     return ptr, np.asarray(dst)[o].astype(np.int64)
@@ -91,12 +92,17 @@ class Hierarchy:
         frontier = np.flatnonzero(left == 0)
         depth = 0
         order = []
+        single_parent = bool(indeg.max(initial=0) <= 1)     # a tree: no node reached twice
         while frontier.size:
             level[frontier] = depth
             order.append(frontier)
             kids = _gather(ch_ptr, ch_idx, frontier)
-            np.subtract.at(left, kids, 1)
-            frontier = np.unique(kids[left[kids] == 0])
+            if single_parent:
+                left[kids] -= 1
+                frontier = kids
+            else:
+                left -= np.bincount(kids, minlength=n)
+                frontier = np.unique(kids[left[kids] == 0])
             depth += 1
         if np.any(level < 0):
             raise ValueError(f"{source}: the hierarchy has a cycle: {self._cycle_text(ids, p, c, n)}")
@@ -122,22 +128,21 @@ class Hierarchy:
         self._sorted_ids = np.argsort(self.ids, kind="stable")
         # A(l) of every leaf, as CSR of sorted node indices
         if self.is_tree:
-            # walk every leaf up at once: (leaf, node) pairs, one level per step
-            owner, node = [], []
+            # walk every leaf up at once, one level per step; |A(l)| = depth(l) + 1 and the s-th
+            # ancestor up has the (len - 1 - s)-th smallest index (parents are numbered first)
+            lens = self.depth[self.leaves] + 1
+            self.anc_ptr = np.zeros(len(self.leaves) + 1, dtype=np.int64)
+            np.cumsum(lens, out=self.anc_ptr[1:])
+            self.anc_idx = np.zeros(int(self.anc_ptr[-1]), dtype=np.int32)
             cur = self.leaves.astype(np.int64)
             who = np.arange(len(self.leaves))
+            step = 0
             while cur.size:
-                owner.append(who)
-                node.append(cur)
+                self.anc_idx[self.anc_ptr[who] + lens[who] - 1 - step] = cur
                 up = self.parent_of[cur]
                 keep = up >= 0
                 cur, who = up[keep].astype(np.int64), who[keep]
-            owner = np.concatenate(owner) if owner else np.zeros(0, dtype=np.int64)
-            node = np.concatenate(node) if node else np.zeros(0, dtype=np.int64)
-            o = np.lexsort((node, owner))
-            self.anc_idx = node[o].astype(np.int32)
-            self.anc_ptr = np.zeros(len(self.leaves) + 1, dtype=np.int64)
-            np.cumsum(np.bincount(owner, minlength=len(self.leaves)), out=self.anc_ptr[1:])
+                step += 1
         else:
             sets = [np.array(sorted(self._ancestor_set(v)), dtype=np.int32) for v in self.leaves]
             self.anc_ptr = np.zeros(len(self.leaves) + 1, dtype=np.int64)

@@ -288,3 +288,37 @@ def test_bad_labels_and_cli(tmp_path, capsys):
     assert train_main(["-H", str(hf), str(bad), str(tmp_path / "m2")]) == 1
     assert "bad.svm: y: label 2 (example 1) is an inner node" in capsys.readouterr().err
     assert train_main(["-E", "chow-liu", "-H", str(hf), str(tr), str(tmp_path / "m3")]) == 1
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_alpha_generic_solvers(seed):
+    """The generic (6.6) solver equals the closed form on trees and keeps 1 <= path sums <= T on
+    DAGs; (6.7)'s LP is feasible, directional, and its min alpha equals an SLSQP maximisation."""
+    from ssvmlinear.hierarchy import alpha_directional, alpha_qp, node_alpha, _leaf_incidence
+    rng = np.random.default_rng(seed)
+    h = random_tree(rng, 12)
+    np.testing.assert_allclose(alpha_qp(h), alpha_rho2(h), atol=1e-6)
+    d = random_dag(rng, 12)
+    A = _leaf_incidence(d).toarray()
+    a = node_alpha(d, "rho2", T=1.5)
+    assert np.all(A @ a >= 1 - 1e-7) and np.all(A @ a <= 1.5 + 1e-7) and np.all(a >= 0)
+    for g, T in ((h, 1.0), (d, 1.5)):
+        A = _leaf_incidence(g).toarray()
+        a = alpha_directional(g, T)
+        assert np.all(A @ a >= 1 - 1e-7) and np.all(A @ a <= T + 1e-7)
+        child = np.repeat(np.arange(g.n_nodes), np.diff(g._par_ptr))
+        assert np.all(a[child] >= a[g._par_idx] - 1e-9)
+        # independent: maximise t s.t. the same constraints, by SLSQP over (alpha, t)
+        M = g.n_nodes
+        cons = [{"type": "ineq", "fun": lambda z: z[:M] - z[M]},
+                {"type": "ineq", "fun": lambda z: z[child] - z[g._par_idx]},
+                {"type": "ineq", "fun": lambda z: A @ z[:M] - 1.0}]
+        if T > 1:
+            cons.append({"type": "ineq", "fun": lambda z: T - A @ z[:M]})
+        else:
+            cons[2] = {"type": "eq", "fun": lambda z: A @ z[:M] - 1.0}
+        res = minimize(lambda z: -z[M], np.full(M + 1, 0.01), method="SLSQP", bounds=[(0, None)] * (M + 1),
+                       constraints=cons, options={"ftol": 1e-12, "maxiter": 1000})
+        assert res.success and a.min() == pytest.approx(res.x[M], abs=1e-6)
+    with pytest.raises(ValueError, match="one per node"):
+        node_alpha(h, np.ones(3))
