@@ -40,7 +40,7 @@ options:
 -H file : a label hierarchy, one "parent child" pair of integer node ids per line (# comments);
 	training labels are its leaves (selects -t hierarchy)
 -M model : with -H: nhsvm (normalised hierarchical SVM, node weights sqrt(alpha), the default),
-	hsvm (the hierarchical structured SVM) or flat
+	hsvm (the hierarchical structured SVM), shared (Shared SVM: alpha learned; trees) or flat
 -l loss : surrogate for -s 4 and -s 2 (default margin): margin, slack, beta:B,
 	generalized:A,B, probloss, probloss-convex, logloss, microf1 (multilabel) (see
 	ssvmlinear.surrogates); -s 2 takes those convex in the margin (all but probloss)

@@ -13,8 +13,9 @@ from .registry import SOLVERS
 from .utils import check_csr
 from ._kernels.dataset import CSRDataset
 
-MODELS = ("nhsvm", "hsvm", "flat")
-DEFAULT_TASK_LOSS = {"hsvm": "hamming", "nhsvm": "normalized", "flat": "normalized"}
+MODELS = ("nhsvm", "hsvm", "flat", "shared")
+# Shared SVM keeps the margins unnormalised ((6.17)): its loss must not depend on alpha
+DEFAULT_TASK_LOSS = {"hsvm": "hamming", "nhsvm": "normalized", "flat": "normalized", "shared": "hamming"}
 
 
 class HierarchicalSSVM(ClassifierMixin, StructuredSSVM):
@@ -29,7 +30,14 @@ class HierarchicalSSVM(ClassifierMixin, StructuredSSVM):
         (the normalised hierarchical SVM, (6.10)); alpha="rho2" minimises sum alpha^2 ((6.6),
         O(M) closed form on trees), "directional" maximises min alpha with alpha_child >= alpha_parent
         ((6.7), an LP), or an array; on a DAG the path sums may lie in [1, T] ((6.8));
-      - model="flat": alpha = 1 on the leaves, 0 elsewhere (the flat multiclass model).
+      - model="flat": alpha = 1 on the leaves, 0 elsewhere (the flat multiclass model);
+      - model="shared": Shared SVM ((6.17)/(6.18), trees): alpha is learned with the weights,
+        alternating (a) a fit of V at fixed alpha (c_n = sqrt(alpha_n), U_n = c_n V_n) and (b)
+        alpha <- ARGMINALPHATREE(U) (Algorithm 5, O(M)), from alpha="rho2" (or the alpha given),
+        until the objective 1/2 sum ||U_n||^2 / alpha_n + C sum loss decreases by at most
+        shared_tol relative, or after max_alternations; each fit starts afresh (a new alpha is a
+        new feature map: nothing cached from the old one is reused). The task loss must not
+        depend on alpha (default hamming; "normalized" is refused).
     task_loss: "hamming" (node Hamming distance of the ancestor sets, (6.2)), "normalized"
     (sqrt of the sum of c_n^2 over their symmetric difference, (6.9)) or "normalized-margin"
     ((6.13): the margin divided by that norm, loss 1); default hamming for HSVM, normalized
@@ -52,13 +60,17 @@ class HierarchicalSSVM(ClassifierMixin, StructuredSSVM):
         "task_loss": [None, StrOptions({"hamming", "normalized", "normalized-margin"})],
         "T": [Interval(numbers.Real, 1, None, closed="left")],
         "solver": [None, StrOptions(set(SOLVERS))],
+        "max_alternations": [Interval(numbers.Integral, 1, None, closed="left")],
+        "shared_tol": [Interval(numbers.Real, 0, None, closed="left")],
     }
 
     def __init__(self, hierarchy=None, model="nhsvm", alpha="rho2", task_loss=None, T=1.5, C=1.0, solver=None,
                  loss="margin", tol=None, max_iter=1000, fit_intercept=True, intercept_scaling=1.0, n_jobs=None,
                  random_state=None, verbose=0, warm_start=False, callback=None, search="hull", batch_size=1,
-                 average=True, projection=False, oracle_batch=1):
+                 average=True, projection=False, oracle_batch=1, max_alternations=20, shared_tol=1e-4):
         self.hierarchy = hierarchy
+        self.max_alternations = max_alternations
+        self.shared_tol = shared_tol
         self.model = model
         self.alpha = alpha
         self.task_loss = task_loss
@@ -111,13 +123,46 @@ class HierarchicalSSVM(ClassifierMixin, StructuredSSVM):
         self.alpha_, self._coef_n = self._coefficients(h)
         self._bias = float(self.intercept_scaling) if self.fit_intercept else -1.0
         self.n_features_in_ = X.shape[1]
-        structure = self._structure(X, leaves)
-        key = ("hierarchy", self._solver_name, self.loss, self.model, self._task_loss, X.shape, self._bias,
-               h.n_nodes, tuple(self._coef_n.tolist()))
-        w = self._solve(structure, Cs, key)
+        if self.model == "shared":
+            w = self._fit_shared(X, leaves, Cs)
+        else:
+            w = self._solve(self._structure(X, leaves), Cs, self._warm_key_of(X))
         self._set_weights(w, X.shape[1], h.ids[h.leaves], self._bias)
         self.nodes_ = h.ids
         return self
+
+    def _warm_key_of(self, X):
+        return ("hierarchy", self._solver_name, self.loss, self.model, self._task_loss, X.shape, self._bias,
+                self.hierarchy_.n_nodes, tuple(self._coef_n.tolist()))
+
+    def _fit_shared(self, X, leaves, Cs):
+        """Shared SVM: alternate fits of V at fixed alpha and Algorithm 5 (see the class doc)."""
+        from .hierarchy import alpha_shared
+        h = self.hierarchy_
+        if not h.is_tree:
+            raise ValueError("model='shared' needs a tree hierarchy (Algorithm 5); this one is a DAG")
+        if self._task_loss == "normalized":
+            raise ValueError("model='shared' keeps the margins unnormalised: task_loss 'normalized' depends on "
+                             "alpha; use 'hamming' or 'normalized-margin'")
+        curve = []
+        best = None
+        for _ in range(int(self.max_alternations)):
+            self._coef_n = np.sqrt(self.alpha_)
+            w = self._solve(self._structure(X, leaves), Cs, self._warm_key_of(X))
+            objective = self.objective_           # 1/2 ||V||^2 + C sum loss at this alpha
+            curve.append(objective)
+            if best is not None and best[0] - objective <= self.shared_tol * abs(objective):
+                if objective < best[0]:
+                    best = (objective, w, self.alpha_)
+                break
+            if best is None or objective < best[0]:
+                best = (objective, w, self.alpha_)
+            U2 = (w.reshape(-1, h.n_nodes) ** 2).sum(axis=0) * self.alpha_     # ||U_n||^2, U_n = c_n V_n
+            self.alpha_, _ = alpha_shared(h, U2)
+        self.objective_, w, self.alpha_ = best
+        self._coef_n = np.sqrt(self.alpha_)
+        self.alternation_objectives_ = np.array(curve)
+        return w
 
     def _set_weights(self, w, n_features, classes, bias):
         # w: flat feature-major (n_features (+1 bias row)) x n_nodes; coef_ is a transposed view

@@ -273,9 +273,7 @@ def alpha_rho2(h):
     n = h.n_nodes
     parent = h.parent_of
     leaf = np.diff(h._ch_ptr) == 0
-    by_depth = np.argsort(h.depth, kind="stable")
-    cuts = np.searchsorted(h.depth[by_depth], np.arange(int(h.depth.max()) + 2 if n else 1))
-    levels = [by_depth[cuts[d]:cuts[d + 1]] for d in range(len(cuts) - 1)]
+    levels = _levels_of(h)
     factor = np.ones(n)
     S = np.zeros(n)
     for at in reversed(levels):              # bottom up, a level at a time
@@ -289,6 +287,52 @@ def alpha_rho2(h):
         budget[at] = 1.0 if d == 0 else budget[parent[at]] / (1.0 + S[parent[at]])
         alpha[at] = np.where(leaf[at], budget[at], S[at] / (1.0 + S[at]) * budget[at])
     return alpha
+
+
+def _levels_of(h):
+    """Node indices grouped by depth, root level first."""
+    by_depth = np.argsort(h.depth, kind="stable")
+    cuts = np.searchsorted(h.depth[by_depth], np.arange(int(h.depth.max()) + 2 if h.n_nodes else 1))
+    return [by_depth[cuts[d]:cuts[d + 1]] for d in range(len(cuts) - 1)]
+
+
+def alpha_shared(h, sqnorms):
+    """ARGMINALPHATREE (choi-thesis Algorithm 5): the alpha minimising sum_n ||U_n||^2 / alpha_n
+    s.t. sum_{A(l)} alpha <= 1 for every leaf, alpha >= 0 ((6.23)), on a tree, in O(M).
+
+    Reading taken (the printed algorithm disagrees with its derivation (6.24)-(6.26): it sets a
+    leaf's share E to 0 and takes alpha = sqrt(L_p E_n), which gives alpha = 0 at the leaves):
+    the subtree of n with budget l costs F_n / l, where a leaf's F is N_n = ||U_n||^2 and an inner
+    node's (sqrt(N_n) + sqrt(S))^2, S = the sum of its children's F, at the share
+    E_n = sqrt(N_n) / (sqrt(N_n) + sqrt(S)) of the budget for n itself (a leaf takes all of it,
+    E = 1; an empty subtree E = 0); top down, alpha_n = B_n E_n and each child's budget is
+    B_n (1 - E_n), the root's budget 1. Minimum value: F_root."""
+    if not h.is_tree:
+        raise ValueError("Shared SVM's alpha (Algorithm 5) needs a tree; the thesis applies it to trees only")
+    N = np.asarray(sqnorms, dtype=np.float64)
+    n = h.n_nodes
+    parent = h.parent_of
+    leaf = np.diff(h._ch_ptr) == 0
+    levels = _levels_of(h)
+    F = np.zeros(n)
+    E = np.zeros(n)
+    S = np.zeros(n)
+    for at in reversed(levels):              # bottom up
+        lf, inner = at[leaf[at]], at[~leaf[at]]
+        F[lf] = N[lf]
+        E[lf] = 1.0
+        root_n, root_s = np.sqrt(N[inner]), np.sqrt(S[inner])
+        tot = root_n + root_s
+        F[inner] = tot ** 2
+        E[inner] = np.divide(root_n, tot, out=np.zeros_like(tot), where=tot > 0)
+        up = parent[at]
+        np.add.at(S, up[up >= 0], F[at][up >= 0])
+    alpha = np.zeros(n)
+    budget = np.zeros(n)
+    for d, at in enumerate(levels):          # top down
+        budget[at] = 1.0 if d == 0 else budget[parent[at]] * (1.0 - E[parent[at]])
+        alpha[at] = budget[at] * E[at]
+    return alpha, float(F[0]) if n else 0.0
 
 
 def hierarchy_structure(X, leaves, h, coef, task_loss="hamming"):

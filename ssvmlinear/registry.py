@@ -182,7 +182,7 @@ STRUCTURES = {s.name: s for s in (
                         "\t  per-label bias terms", cli_options={"E": "edges"}),
     StructureSpec("hierarchy", ".hierarchical:HierarchicalSSVM", "multiclass",
                   usage="single-label classification into the leaves of a tree or DAG of labels\n"
-                        "\t  (-H file; -M nhsvm (default), hsvm or flat)", cli_options={"H": "hierarchy", "M": "model"}),
+                        "\t  (-H file; -M nhsvm (default), hsvm, shared or flat)", cli_options={"H": "hierarchy", "M": "model"}),
 )}
 
 

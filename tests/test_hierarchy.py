@@ -240,7 +240,7 @@ def synthetic(seed=0, n=300, d=8):
     return h, sp.csr_matrix(X), y
 
 
-@pytest.mark.parametrize("model", ["nhsvm", "hsvm", "flat"])
+@pytest.mark.parametrize("model", ["nhsvm", "hsvm", "flat", "shared"])
 def test_estimator_fits_predicts_and_round_trips(model, tmp_path):
     from ssvmlinear import HierarchicalSSVM, load_model, save_model
     h, X, y = synthetic()
@@ -322,3 +322,90 @@ def test_alpha_generic_solvers(seed):
         assert res.success and a.min() == pytest.approx(res.x[M], abs=1e-6)
     with pytest.raises(ValueError, match="one per node"):
         node_alpha(h, np.ones(3))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_algorithm5_equals_a_convex_solver(seed):
+    """ARGMINALPHATREE: min sum N_n / alpha_n s.t. path sums <= 1 (6.23), against SLSQP."""
+    from ssvmlinear.hierarchy import alpha_shared
+    rng = np.random.default_rng(seed)
+    h = random_tree(rng, int(rng.integers(2, 16)))
+    N = rng.uniform(0.1, 2.0, h.n_nodes)
+    a, value = alpha_shared(h, N)
+    A = np.zeros((h.n_leaves, h.n_nodes))
+    for k, v in enumerate(h.leaves):
+        A[k, h.ancestors(v)] = 1.0
+    assert np.all(A @ a <= 1 + 1e-12) and np.all(a > 0)
+    assert value == pytest.approx(np.sum(N / a), rel=1e-12)
+    res = minimize(lambda x: np.sum(N / x), np.full(h.n_nodes, 0.5 / (h.depth.max() + 1)),
+                   jac=lambda x: -N / x ** 2, method="SLSQP", bounds=[(1e-9, None)] * h.n_nodes,
+                   constraints=[{"type": "ineq", "fun": lambda x: 1 - A @ x, "jac": lambda x: -A}],
+                   options={"ftol": 1e-15, "maxiter": 2000})
+    assert res.status in (0, 8)           # 8: SLSQP at the limit of its line search
+    assert value == pytest.approx(res.fun, rel=1e-6)
+    np.testing.assert_allclose(a, res.x, atol=1e-4)
+
+
+def test_shared_svm_reaches_the_joint_optimum():
+    """Shared SVM's alternation (fits at fixed alpha, Algorithm 5) against SLSQP on the joint
+    convex problem (6.17) in (U, alpha, slacks) on a tiny tree; objectives never increase."""
+    from ssvmlinear import HierarchicalSSVM
+    rng = np.random.default_rng(4)
+    h = Hierarchy.from_edges([1, 1, 2, 2], [2, 3, 4, 5])
+    X = sp.csr_matrix(rng.standard_normal((10, 2)))
+    y = rng.choice([3, 4, 5], 10)
+    C = 0.8
+    est = HierarchicalSSVM(h, model="shared", C=C, tol=1e-10, max_iter=100000, max_alternations=300,
+                           shared_tol=1e-10).fit(X, y)
+    curve = est.alternation_objectives_
+    assert np.all(np.diff(curve) <= 1e-7 * abs(curve[0]))
+    # the joint problem: variables U (M x 3, bias column), alpha (M), xi (n)
+    M, n = h.n_nodes, 10
+    D = np.hstack([X.toarray(), np.ones((n, 1))])
+    lam = np.zeros((h.n_leaves, M))
+    for k, v in enumerate(h.leaves):
+        lam[k, h.ancestors(v)] = 1.0
+    t = h.leaf_index(y)
+    ham = np.array([[np.sum(lam[a] != lam[b]) for b in range(h.n_leaves)] for a in range(h.n_leaves)])
+    nu, na = M * 3, M
+
+    def obj(z):
+        U, a = z[:nu].reshape(M, 3), z[nu:nu + na]
+        return 0.5 * np.sum((U ** 2).sum(axis=1) / a) + C * z[nu + na:].sum()
+
+    def grad(z):
+        U, a = z[:nu].reshape(M, 3), z[nu:nu + na]
+        return np.concatenate([(U / a[:, None]).ravel(), -0.5 * (U ** 2).sum(axis=1) / a ** 2, np.full(n, C)])
+    # linear constraints G z >= g: xi_i >= ham + (lam_l - lam_t) U x_i; path sums of alpha <= 1
+    G, g = [], []
+    for i in range(n):
+        for l in range(h.n_leaves):
+            row = np.zeros(nu + na + n)
+            row[:nu] = -np.outer(lam[l] - lam[t[i]], D[i]).ravel()
+            row[nu + na + i] = 1.0
+            G.append(row), g.append(ham[l, t[i]])
+    for k in range(h.n_leaves):
+        row = np.zeros(nu + na + n)
+        row[nu:nu + na] = -lam[k]
+        G.append(row), g.append(-1.0)
+    G, g = np.array(G), np.array(g)
+    z0 = np.concatenate([np.zeros(nu), np.full(na, 0.3), np.full(n, 3.0)])
+    res = minimize(obj, z0, jac=grad, method="SLSQP",
+                   bounds=[(None, None)] * nu + [(1e-6, None)] * na + [(0, None)] * n,
+                   constraints=[{"type": "ineq", "fun": lambda z: G @ z - g, "jac": lambda z: G}],
+                   options={"ftol": 1e-13, "maxiter": 5000})
+    assert res.status in (0, 8)
+    assert est.objective_ == pytest.approx(res.fun, rel=1e-4)
+    assert est.objective_ < curve[0] - 1e-6          # learning alpha paid off against the rho2 start
+
+
+def test_shared_svm_refuses_dags_and_alpha_dependent_losses():
+    from ssvmlinear import HierarchicalSSVM
+    d = Hierarchy.from_edges([1, 1, 2, 3], [2, 3, 4, 4])
+    X = sp.csr_matrix(np.eye(3))
+    with pytest.raises(ValueError, match="needs a tree"):
+        HierarchicalSSVM(Hierarchy.from_edges([1, 1, 2, 3, 1], [2, 3, 4, 4, 5]), model="shared").fit(X, [4, 5, 4])
+    h, X, y = synthetic()
+    with pytest.raises(ValueError, match="depends on alpha"):
+        HierarchicalSSVM(h, model="shared", task_loss="normalized").fit(X, y)
+    assert d.n_leaves == 1
