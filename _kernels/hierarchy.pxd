@@ -33,3 +33,19 @@ cdef class HierarchyStructure(Structure):
     cdef double _norm_of(self, int l, int t) noexcept nogil
     cdef void _all_leaves(self, const double *w, Py_ssize_t i, double lam, double *work) noexcept nogil
     cdef double _dphi_score(self, const double *w, Py_ssize_t i, int l) noexcept nogil
+
+
+cdef class HierarchyMultiLabelStructure(Structure):
+    # Multi-label classification on a tree of labels (choi-thesis 6.7.1): a label is a non-empty
+    # set of leaves with all their ancestors, stored as M node indicators z_n (label_len M);
+    # phi(x, y) = sum_n z_n c_n x (x) e_n (weights as HierarchyStructure); the loss is the
+    # decomposed Delta_L of 6.7.1, the number of leaves in exactly one of y and y_i (Hamming over
+    # the leaves). The lambda-oracle is the O(M) dynamic program over the tree: a node in y
+    # needs one child in y.
+    cdef readonly Py_ssize_t n_nodes
+    cdef const int[::1] z                  # true labels: n_examples x M node indicators
+    cdef const int[::1] parent
+    cdef const int[::1] n_children
+    cdef const double[::1] coef
+    cdef double[::1] c2
+

@@ -219,7 +219,8 @@ def train_main(argv=None):
                                                                       if flag in s.cli_options)
                                  + f"; {train_file} is read as {spec.name}")
         structure_params = {param: opts[flag] for flag, param in spec.cli_options.items() if flag in opts}
-        if label_sets:
+        values_as_columns = getattr(spec.estimator_class(), "_label_columns_are_values", False)
+        if label_sets and not values_as_columns:
             # column j of the loaded Y is label value j: train over the labels that occur (a label
             # 2000000000 must not ask for two billion columns)
             label_values, cols = np.unique(y.indices, return_inverse=True)
@@ -254,7 +255,7 @@ def train_main(argv=None):
                 est.fit(X, y) if lengths is None else est.fit(X, y, lengths)
             except ValueError as e:   # the data's problem: name the file it came from
                 raise ValueError(f"{train_file}: {e}") from None
-            if label_sets:
+            if label_sets and not values_as_columns:
                 est.classes_ = label_values[est.classes_]
         if not quiet:
             _say(training_summary(est))
@@ -287,7 +288,7 @@ def predict_main(argv=None):
         model = load_model(model_file)
         model.n_jobs = opts.get("n", 1)
         kind = structure_of(model).file_kind
-        if kind == "multilabel":
+        if getattr(model, "_predicts_label_sets", kind == "multilabel"):
             return _predict_multilabel(model, test_file, output_file, opts.get("q", False))
         data = load_svmlight_file(test_file, zero_based=False, kind=kind)
         X, y, lengths = data[0], data[1], (data[2] if kind == "sequence" else None)

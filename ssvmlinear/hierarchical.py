@@ -7,7 +7,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import _check_sample_weight
 
 from .base import StructuredSSVM, COMMON_CONSTRAINTS
-from .hierarchy import Hierarchy, as_hierarchy, hierarchy_structure, node_alpha
+from .hierarchy import Hierarchy, as_hierarchy, hierarchy_structure, multilabel_hierarchy_structure, node_alpha
 from .parallel import predict_structure
 from .registry import SOLVERS
 from .utils import check_csr
@@ -103,8 +103,36 @@ class HierarchicalSSVM(ClassifierMixin, StructuredSSVM):
         return self.task_loss if self.task_loss is not None else DEFAULT_TASK_LOSS[self.model]
 
     def _structure(self, X, leaves):
+        """leaves: leaf numbers (single-label) or an (n, n_leaves) leaf indicator (multi-label)."""
+        if self._multilabel:
+            return multilabel_hierarchy_structure(CSRDataset(X, self._bias), leaves, self.hierarchy_, self._coef_n)
         return hierarchy_structure(CSRDataset(X, self._bias), leaves, self.hierarchy_, self._coef_n,
                                    self._task_loss)
+
+    # ssvm-train passes label-set files' Y with a column per label value (the leaf ids), not
+    # compacted; ssvm-predict reports label-set measures when the fit was multi-label
+    _label_columns_are_values = True
+
+    @property
+    def _predicts_label_sets(self):
+        return bool(getattr(self, "_multilabel", False))
+
+    def _leaf_sets(self, h, Y, what="Y"):
+        """An (n, n_leaves) CSR leaf indicator of label sets: a list of leaf-id collections, or a
+        sparse / 2-D indicator whose column j is the label (leaf id) j."""
+        import scipy.sparse as sp
+        if sp.issparse(Y) or (isinstance(Y, np.ndarray) and Y.ndim == 2):
+            Y = sp.csr_matrix(Y)
+            rows = np.repeat(np.arange(Y.shape[0]), np.diff(Y.indptr))
+            ids = Y.indices[Y.data != 0]
+            rows = rows[Y.data != 0]
+        else:
+            rows = np.concatenate([[i] * len(s) for i, s in enumerate(Y)]).astype(np.int64) if len(Y) else \
+                np.zeros(0, np.int64)
+            ids = np.array([v for s in Y for v in s], dtype=np.int64)
+        n = Y.shape[0] if hasattr(Y, "shape") else len(Y)
+        cols = h.leaf_index(ids, what)
+        return sp.csr_matrix((np.ones(len(cols), dtype=np.int32), (rows, cols)), shape=(n, h.n_leaves))
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
@@ -112,11 +140,20 @@ class HierarchicalSSVM(ClassifierMixin, StructuredSSVM):
         if self.hierarchy is None:
             raise ValueError("HierarchicalSSVM needs a hierarchy (a Hierarchy, a file path or (parents, children))")
         self._check_solver_loss()
-        X, y = check_csr(X, self, y)
+        X = check_csr(X, self)
         h = as_hierarchy(self.hierarchy)
         if h.n_leaves < 2:
             raise ValueError(f"the hierarchy has {h.n_leaves} leaf; at least 2 are needed")
-        leaves = h.leaf_index(np.asarray(y).astype(np.int64) if np.asarray(y).dtype.kind == "f" else y, "y")
+        import scipy.sparse as sp
+        self._multilabel = bool(sp.issparse(y) or (isinstance(y, np.ndarray) and y.ndim == 2)
+                                or (not isinstance(y, np.ndarray) and len(y) and not np.isscalar(y[0])))
+        if self._multilabel:
+            if self.task_loss is not None:
+                raise ValueError("multi-label hierarchies train with the decomposed leaf loss of 6.7.1; leave "
+                                 "task_loss=None")
+            leaves = self._leaf_sets(h, y, "y")
+        else:
+            leaves = h.leaf_index(np.asarray(y).astype(np.int64) if np.asarray(y).dtype.kind == "f" else y, "y")
         sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
         Cs = self.C * sample_weight
         self.hierarchy_ = h
@@ -175,11 +212,34 @@ class HierarchicalSSVM(ClassifierMixin, StructuredSSVM):
         self.intercept_ = bias * W[n_features].copy() if bias > 0 else np.zeros(W.shape[1])
 
     def predict(self, X):
-        """The leaf id of the highest-scoring label of every row (ties: the lowest leaf id)."""
+        """Single-label: the leaf id of the highest-scoring label of every row (ties: the lowest
+        leaf id). Multi-label: the (n_samples, n_leaves) CSR indicator of the predicted leaf sets,
+        columns in classes_ order (the O(M) dynamic program)."""
+        import scipy.sparse as sp
         self._check_fitted()
         X = check_csr(X, self, reset=False)
+        if self._multilabel:
+            dummy = sp.csr_matrix((np.ones(X.shape[0], dtype=np.int32), (np.arange(X.shape[0]),
+                                   np.zeros(X.shape[0], dtype=np.int64))), shape=(X.shape[0], self.hierarchy_.n_leaves))
+            st = self._structure(X, dummy)
+            Z = predict_structure(st, self._w.ravel(), self.n_jobs).reshape(X.shape[0], -1)
+            return sp.csr_matrix(Z[:, self.hierarchy_.leaves])
         st = self._structure(X, np.zeros(X.shape[0], dtype=np.int32))
         return self.classes_[predict_structure(st, self._w.ravel(), self.n_jobs)]
+
+    def predict_labels(self, X):
+        """Multi-label: the predicted leaf sets as tuples of leaf ids."""
+        P = self.predict(X)
+        if not self._multilabel:
+            return [(p,) for p in P.tolist()]
+        return [tuple(self.classes_[P.indices[P.indptr[r]:P.indptr[r + 1]]].tolist()) for r in range(P.shape[0])]
+
+    def score(self, X, y, sample_weight=None):
+        """Single-label: accuracy. Multi-label: example-based accuracy |y & y'| / |y | y'| (LSHTC's)."""
+        if not getattr(self, "_multilabel", False):
+            return ClassifierMixin.score(self, X, y, sample_weight)
+        from .metrics import example_accuracy
+        return example_accuracy(self._leaf_sets(self.hierarchy_, y), self.predict(X), sample_weight=sample_weight)
 
     def decision_function(self, X):
         """Scores f(l) of every leaf, shape (n_samples, n_leaves) (columns in classes_ order)."""
@@ -193,6 +253,7 @@ class HierarchicalSSVM(ClassifierMixin, StructuredSSVM):
     def _model_header(self):
         p, c = self.hierarchy_.edges()
         return [("model", self.model), ("task_loss", self._task_loss),
+                ("output", "multilabel" if self._multilabel else "single"),
                 ("hierarchy", " ".join(f"{a}:{b}" for a, b in zip(p.tolist(), c.tolist()))),
                 ("alpha", " ".join("%.17g" % a for a in self.alpha_))]
 
@@ -225,5 +286,7 @@ class HierarchicalSSVM(ClassifierMixin, StructuredSSVM):
             est.alpha_ = alpha
             est._coef_n = np.ones(h.n_nodes) if model == "hsvm" else np.sqrt(alpha)
             est.nodes_ = h.ids
-        params = dict(hierarchy=h, model=model, task_loss=header["task_loss"][1], alpha=alpha)
+            est._multilabel = header.get("output", (0, "single"))[1] == "multilabel"
+        multilabel = header.get("output", (0, "single"))[1] == "multilabel"
+        params = dict(hierarchy=h, model=model, task_loss=None if multilabel else header["task_loss"][1], alpha=alpha)
         return h.n_nodes, restore, params

@@ -347,6 +347,21 @@ def hierarchy_structure(X, leaves, h, coef, task_loss="hamming"):
                               np.asarray(coef, dtype=np.float64), h.is_tree, TASK_LOSSES[task_loss])
 
 
+def multilabel_hierarchy_structure(X, leaf_sets, h, coef):
+    """The multi-label kernel structure of a CSRDataset X whose examples are labelled with leaf
+    sets (a CSR or dense (n, n_leaves) indicator over leaf numbers) on a tree h."""
+    import scipy.sparse as sp
+    from ._kernels.hierarchy import HierarchyMultiLabelStructure
+    if not h.is_tree:
+        raise ValueError("multi-label hierarchies need a tree in this version (a DAG needs the LP oracle of (6.22))")
+    Y = sp.csr_matrix(leaf_sets)
+    if Y.shape[0] and np.any(np.diff(Y.indptr) == 0):
+        raise ValueError(f"example {int(np.flatnonzero(np.diff(Y.indptr) == 0)[0])} has no label; hierarchical "
+                         "multi-label examples need at least one leaf")
+    Z = (Y @ _leaf_incidence(h)).toarray() > 0
+    return HierarchyMultiLabelStructure(X, Z.astype(np.int32), h.parent_of, np.asarray(coef, dtype=np.float64))
+
+
 def _leaf_incidence(h):
     """The leaves x nodes 0/1 matrix of the ancestor sets (scipy CSR)."""
     import scipy.sparse as sp

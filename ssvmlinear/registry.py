@@ -180,7 +180,7 @@ STRUCTURES = {s.name: s for s in (
     StructureSpec("multilabel", ".multilabel:MultiLabelSSVM", "multilabel", ("normalize_loss",), _multilabel_blocks,
                   usage="independent labels (or pairwise on a forest, -E), Hamming loss; use -B 1 for\n"
                         "\t  per-label bias terms", cli_options={"E": "edges"}),
-    StructureSpec("hierarchy", ".hierarchical:HierarchicalSSVM", "multiclass",
+    StructureSpec("hierarchy", ".hierarchical:HierarchicalSSVM", "auto",
                   usage="single-label classification into the leaves of a tree or DAG of labels\n"
                         "\t  (-H file; -M nhsvm (default), hsvm, shared or flat)", cli_options={"H": "hierarchy", "M": "model"}),
 )}

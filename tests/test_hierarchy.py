@@ -409,3 +409,100 @@ def test_shared_svm_refuses_dags_and_alpha_dependent_losses():
     with pytest.raises(ValueError, match="depends on alpha"):
         HierarchicalSSVM(h, model="shared", task_loss="normalized").fit(X, y)
     assert d.n_leaves == 1
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("model", ["hsvm", "nhsvm"])
+def test_multilabel_tree_oracle_matches_enumeration(seed, model):
+    """The O(M) dynamic program against all non-empty leaf sets; margins, loss, Gram, update
+    against an explicit feature map."""
+    from itertools import product
+    from ssvmlinear.hierarchy import multilabel_hierarchy_structure, _leaf_incidence
+    rng = np.random.default_rng(50 + seed)
+    h = random_tree(rng, int(rng.integers(3, 10)))
+    L, M = h.n_leaves, h.n_nodes
+    coef = np.ones(M) if model == "hsvm" else np.sqrt(alpha_rho2(h))
+    n = 4
+    X = sp.random(n, 3, density=0.7, format="csr", random_state=seed)
+    Y = np.zeros((n, L), dtype=np.int32)
+    for i in range(n):
+        Y[i, rng.choice(L, size=int(rng.integers(1, L + 1)), replace=False)] = 1
+    st = multilabel_hierarchy_structure(CSRDataset(X, 1.0), Y, h, coef)
+    A = _leaf_incidence(h).toarray()
+    sets = np.array([s for s in product((0, 1), repeat=L) if any(s)])
+    Zs = ((sets @ A) > 0).astype(np.int32)
+    D = np.hstack([X.toarray(), np.ones((n, 1))])
+    leaf_node = np.zeros(M, bool)
+    leaf_node[h.leaves] = True
+    for _ in range(3):
+        w = rng.standard_normal(st.n_weights)
+        W = w.reshape(4, M)
+        for i in range(n):
+            t = ((Y[i] @ A) > 0).astype(np.int32)
+            np.testing.assert_array_equal(st.py_true_label(i), t)
+            s = coef * (W.T @ D[i])
+            m = (Zs - t) @ s
+            loss = (Zs[:, leaf_node] != t[leaf_node]).sum(axis=1).astype(float)
+            np.testing.assert_allclose(st.py_margins(w, i, Zs.ravel()), m, atol=1e-10)
+            for lam in (0.0, 0.5, 2.0):
+                y, mo, do = st.py_oracle(w, i, lam)
+                vals = m + lam * loss
+                k = int(np.flatnonzero((Zs == y).all(axis=1))[0])   # a valid label
+                assert vals[k] == pytest.approx(vals.max(), abs=1e-10)
+                assert mo == pytest.approx(m[k], abs=1e-10) and do == loss[k]
+            for a in rng.choice(len(Zs), 3):
+                dphi_a = np.outer(D[i], coef * (t - Zs[a])).ravel()
+                for b in rng.choice(len(Zs), 3):
+                    dphi_b = np.outer(D[i], coef * (t - Zs[b])).ravel()
+                    assert st.py_gram(i, Zs[a], Zs[b]) == pytest.approx(dphi_a @ dphi_b, abs=1e-10)
+                w2 = w.copy()
+                st.py_update(w2, i, 0.4, Zs[a])
+                np.testing.assert_allclose(w2, w + 0.4 * dphi_a, atol=1e-12)
+
+
+def multilabel_synthetic(seed=3, n=300, d=8):
+    """The complete binary tree of synthetic(); each example's leaves: those whose path potential
+    is within 1 of the best."""
+    rng = np.random.default_rng(seed)
+    h, _, _ = synthetic(seed)
+    Wn = rng.standard_normal((16, d))
+    X = rng.standard_normal((n, d))
+    pot = {1: X @ Wn[1]}
+    for k in range(2, 16):
+        pot[k] = pot[k // 2] + X @ Wn[k]
+    P = np.stack([pot[k] for k in range(8, 16)], axis=1)
+    sets = [tuple((8 + np.flatnonzero(P[i] >= P[i].max() - 1.0)).tolist()) for i in range(n)]
+    return h, sp.csr_matrix(X), sets
+
+
+def test_multilabel_estimator_round_trip_and_cli(tmp_path, capsys):
+    from ssvmlinear import HierarchicalSSVM, dump_svmlight_file, load_model, save_model
+    from ssvmlinear.cli import predict_main, train_main
+    h, X, sets = multilabel_synthetic()
+    est = HierarchicalSSVM(h, model="nhsvm", C=1.0).fit(X[:200], sets[:200])
+    P = est.predict(X[200:])
+    assert P.shape == (100, 8) and np.all(np.diff(P.indptr) >= 1)
+    assert est.score(X[200:], sets[200:]) > 0.5
+    labels = est.predict_labels(X[200:203])
+    assert all(set(l) <= set(range(8, 16)) and l for l in labels)
+    save_model(est, tmp_path / "m")
+    back = load_model(tmp_path / "m")
+    assert (back.predict(X[200:]) != P).nnz == 0
+    with pytest.raises(ValueError, match="label 3 .* inner node"):
+        HierarchicalSSVM(h).fit(X[:2], [(8, 9), (3,)])
+    # the CLI: label-set files, label values are the leaf ids
+    hf = tmp_path / "tree.hier"
+    hf.write_text("".join(f"{k // 2} {k}\n" for k in range(2, 16)))
+    Y = np.zeros((300, 16), dtype=np.int32)
+    for i, s in enumerate(sets):
+        Y[i, list(s)] = 1
+    dump_svmlight_file(X[:200], Y[:200], tmp_path / "tr.svm")
+    dump_svmlight_file(X[200:], Y[200:], tmp_path / "te.svm")
+    assert train_main(["-H", str(hf), "-c", "1", "-B", "1", str(tmp_path / "tr.svm"), str(tmp_path / "m2")]) == 0
+    assert predict_main([str(tmp_path / "te.svm"), str(tmp_path / "m2"), str(tmp_path / "out")]) == 0
+    out = capsys.readouterr().out
+    same = HierarchicalSSVM(str(hf), C=1.0, random_state=1).fit(X[:200], sp.csr_matrix(Y[:200]))  # the CLI's fit
+    acc = same.score(X[200:], sp.csr_matrix(Y[200:]))
+    assert f"Acc = {100 * acc:g}%" in out
+    lines = (tmp_path / "out").read_text().splitlines()
+    assert lines == [",".join(str(v) for v in s) for s in same.predict_labels(X[200:])]
