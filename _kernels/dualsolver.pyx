@@ -38,7 +38,7 @@ cdef class DualSolver:
 
     @property
     def coef(self):
-        """The weights (a view: copy before the solver goes away)."""
+        """The weights: a view that keeps the solver's array alive (no copy of the weight dimension)."""
         return np.asarray(self.w)
 
     def get_state(self):

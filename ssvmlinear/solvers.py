@@ -189,7 +189,7 @@ def fit_sdm(structure, Cs, tol, max_iter, seed, verbose=0, callback=None, estima
     dual = solver.dual()
     if not (interrupted or stopped_by_user):
         warn_if_gap_large("SDM", primal, dual)
-    return FitResult(w=solver.coef.copy(), primal=primal, dual=dual, gap=primal - dual, n_iter=passes,
+    return FitResult(w=solver.coef, primal=primal, dual=dual, gap=primal - dual, n_iter=passes,
                      n_outer=outer, converged=converged, n_oracle_calls=solver.n_oracle_calls,
                      oracle_seconds=solver.oracle_seconds,
                      working_set_size=int(solver.working_set_sizes().sum()),
@@ -266,7 +266,7 @@ def fit_sdcd(structure, Cs, tol, max_iter, seed, verbose=0, callback=None, estim
         P = primal_of()
     if not (interrupted or stopped_by_user):
         warn_if_gap_large("LSE-SDCD", P, dual)
-    return FitResult(w=solver.coef.copy(), primal=P, dual=dual, gap=P - dual, n_iter=passes,
+    return FitResult(w=solver.coef, primal=P, dual=dual, gap=P - dual, n_iter=passes,
                      n_outer=passes, converged=converged, n_oracle_calls=solver.n_oracle_calls,
                      objective_curve=np.full(len(dual_curve), np.nan), dual_curve=np.array(dual_curve),
                      timestamps=np.array(timestamps), working_set_size=int(solver.working_set_sizes().sum()),
