@@ -49,3 +49,18 @@ cdef class HierarchyMultiLabelStructure(Structure):
     cdef const double[::1] coef
     cdef double[::1] c2
 
+
+
+cdef class HierarchyDAGMultiLabelStructure(Structure):
+    # Multi-label classification on a DAG of labels (choi-thesis 6.7.1, (6.22)): labels are node
+    # marginals z_n in [0, 1], stored in units of MARGINAL_ONE (factor.pxd: relaxed labels); an
+    # integral label is a leaf set closed under ancestors. The lambda-oracle is the LP relaxation
+    # of (6.22), solved by a Python callable (HiGHS): it holds the GIL. Loss: the leaf Hamming
+    # distance, linear in the marginals; scores, Gram and updates likewise.
+    cdef readonly Py_ssize_t n_nodes
+    cdef const int[::1] z                  # true labels: n_examples x M, in MARGINAL_ONE units
+    cdef const int[::1] is_leaf
+    cdef const double[::1] coef
+    cdef object lp                         # lp(r) -> z maximising r . z over the relaxed (6.22)
+    cdef readonly long long n_lp_failures
+

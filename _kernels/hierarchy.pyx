@@ -14,6 +14,7 @@ from libc.stdlib cimport qsort
 
 from ssvmlinear._kernels.dataset cimport CSRDataset, Row, row_dot, row_axpy, row_gemv
 from ssvmlinear._kernels.structure cimport Structure
+from ssvmlinear._kernels.factor cimport MARGINAL_ONE, marginal
 
 cdef double NEG_INF = -1e300
 # Largest loss-level table (doubles) the structure keeps: L distinct values per leaf at most
@@ -561,3 +562,131 @@ cdef class HierarchyMultiLabelStructure(Structure):
 
     cdef Py_ssize_t workspace_size(self) noexcept nogil:
         return 4 * self.n_nodes + 1
+
+
+cdef class HierarchyDAGMultiLabelStructure(Structure):
+    """HierarchyDAGMultiLabelStructure(X, Z, is_leaf, coef, lp): Z the (n_examples, M) 0/1 node
+    indicators of the true labels, is_leaf per node, coef c_n, lp(r) -> z in [0, 1]^M maximising
+    r . z over the LP relaxation of (6.22) (ssvmlinear.hierarchy.dag_lp). Labels are M ints: node
+    marginals in units of MARGINAL_ONE. The oracle calls lp with the GIL held."""
+
+    def __init__(self, CSRDataset X, Z, is_leaf, coef, lp):
+        Z = np.ascontiguousarray(Z, dtype=np.int32)
+        M = len(coef)
+        if Z.ndim != 2 or Z.shape[0] != X.n_rows or Z.shape[1] != M:
+            raise ValueError(f"Z must be ({X.n_rows}, {M}) node indicators")
+        self.X = X
+        self.z = (Z * MARGINAL_ONE).ravel()
+        self.is_leaf = np.ascontiguousarray(is_leaf, dtype=np.int32)
+        self.coef = np.ascontiguousarray(coef, dtype=np.float64)
+        self.lp = lp
+        self.n_nodes = M
+        self.n_examples = X.n_rows
+        self.n_weights = X.n_cols * M
+        self.max_label_len = M
+        self.n_lp_failures = 0
+
+    def __reduce__(self):
+        Z = np.asarray(self.z).reshape(self.n_examples, self.n_nodes) // MARGINAL_ONE
+        return (HierarchyDAGMultiLabelStructure, (self.X, Z, np.asarray(self.is_leaf), np.asarray(self.coef), self.lp))
+
+    def subset(self, Py_ssize_t lo, Py_ssize_t hi):
+        Z = np.asarray(self.z).reshape(self.n_examples, self.n_nodes)[lo:hi] // MARGINAL_ONE
+        return HierarchyDAGMultiLabelStructure(self.X.rows(lo, hi), Z, np.asarray(self.is_leaf),
+                                               np.asarray(self.coef), self.lp)
+
+    cdef Py_ssize_t label_len(self, Py_ssize_t i) noexcept nogil:
+        return self.n_nodes
+
+    cdef const int* true_label(self, Py_ssize_t i) noexcept nogil:
+        return &self.z[i * self.n_nodes]
+
+    cdef double loss(self, Py_ssize_t i, const int *y) noexcept nogil:
+        cdef Py_ssize_t n
+        cdef const int *t = self.true_label(i)
+        cdef double d = 0.0
+        for n in range(self.n_nodes):
+            if self.is_leaf[n]:
+                d += marginal(y[n] - t[n]) if y[n] >= t[n] else marginal(t[n] - y[n])
+        return d
+
+    cdef double score(self, const double *w, Py_ssize_t i, const int *y) noexcept nogil:
+        cdef Py_ssize_t n
+        cdef Row r = self.X.row(i)
+        cdef double f = 0.0
+        for n in range(self.n_nodes):
+            if y[n] != 0 and self.coef[n] != 0.0:
+                f += marginal(y[n]) * self.coef[n] * row_dot(r, w, self.n_nodes, n)
+        return f
+
+    cdef void margins(self, const double *w, Py_ssize_t i, const int *labels, int n, double *out,
+                      double *work, bint after_oracle) noexcept nogil:
+        cdef Py_ssize_t k, M = self.n_nodes
+        cdef const int *t = self.true_label(i)
+        cdef const int *y
+        cdef int j
+        cdef double m
+        if not after_oracle:
+            row_gemv(self.X.row(i), w, M, work)
+            for k in range(M):
+                work[k] *= self.coef[k]
+        for j in range(n):
+            y = labels + j * M
+            m = 0.0
+            for k in range(M):
+                if y[k] != t[k]:
+                    m += marginal(y[k] - t[k]) * work[k]
+            out[j] = m
+
+    cdef double oracle(self, const double *w, Py_ssize_t i, double lam, int *y_out,
+                       double *m_out, double *delta_out, double *work) noexcept nogil:
+        cdef Py_ssize_t k, M = self.n_nodes
+        cdef const int *t = self.true_label(i)
+        cdef double *S = work
+        cdef double *R = work + M
+        cdef double v
+        row_gemv(self.X.row(i), w, M, S)
+        for k in range(M):
+            S[k] *= self.coef[k]
+            R[k] = S[k]
+            if self.is_leaf[k]:
+                R[k] += -lam if t[k] else lam
+        with gil:
+            try:
+                z = np.asarray(self.lp(np.asarray(<double[:M]> R)), dtype=np.float64)
+                for k in range(M):
+                    v = min(max(float(z[k]), 0.0), 1.0)
+                    y_out[k] = <int> (v * MARGINAL_ONE + 0.5)
+            except Exception:
+                self.n_lp_failures += 1      # no answer: y_i itself (m = 0, loss 0)
+                for k in range(M):
+                    y_out[k] = t[k]
+        self.margins(w, i, y_out, 1, m_out, work, True)
+        delta_out[0] = self.loss(i, y_out)
+        return m_out[0] + lam * delta_out[0]
+
+    cdef double gram(self, Py_ssize_t i, const int *a, const int *b) noexcept nogil:
+        cdef Py_ssize_t k
+        cdef const int *t = self.true_label(i)
+        cdef double g = 0.0
+        for k in range(self.n_nodes):
+            if a[k] != t[k] and b[k] != t[k]:
+                g += self.coef[k] * self.coef[k] * marginal(t[k] - a[k]) * marginal(t[k] - b[k])
+        return g * self.X.sqnorm(i)
+
+    cdef void gram_row(self, Py_ssize_t i, const int *a, const int *labels, int n, double *out,
+                       double *work) noexcept nogil:
+        cdef int j
+        for j in range(n):
+            out[j] = self.gram(i, a, labels + j * self.n_nodes)
+
+    cdef void update(self, double *w, Py_ssize_t i, double coef, const int *y) noexcept nogil:
+        cdef Py_ssize_t k
+        cdef const int *t = self.true_label(i)
+        cdef Row r = self.X.row(i)
+        for k in range(self.n_nodes):
+            if y[k] != t[k] and self.coef[k] != 0.0:
+                row_axpy(r, coef * self.coef[k] * marginal(t[k] - y[k]), w, self.n_nodes, k)
+
+    cdef Py_ssize_t workspace_size(self) noexcept nogil:
+        return 2 * self.n_nodes + 1

@@ -347,19 +347,67 @@ def hierarchy_structure(X, leaves, h, coef, task_loss="hamming"):
                               np.asarray(coef, dtype=np.float64), h.is_tree, TASK_LOSSES[task_loss])
 
 
+class DagLP:
+    """The LP relaxation of (6.22) on a DAG, for the multi-label oracle: lp(r) maximises r . z
+    over z in [0, 1]^M with z_child <= z_parent on every edge, z_n <= sum of its children's z
+    for every inner node and at least one leaf (sum of leaf z >= 1). HiGHS through
+    scipy.optimize.linprog; the constraint matrix is built once. integer(r): the same program in
+    0/1 (scipy.optimize.milp), the prediction's fallback when the LP answer is fractional.
+    Picklable (rebuilt from the hierarchy's edges)."""
+
+    def __init__(self, h):
+        import scipy.sparse as sp
+        self.h = h
+        M = h.n_nodes
+        child = np.repeat(np.arange(M), np.diff(h._par_ptr))
+        E = child.shape[0]
+        edge = sp.csr_matrix((np.concatenate([np.ones(E), -np.ones(E)]),
+                              (np.concatenate([np.arange(E), np.arange(E)]), np.concatenate([child, h._par_idx]))),
+                             shape=(E, M))
+        inner = np.flatnonzero(np.diff(h._ch_ptr) > 0)
+        kids = np.repeat(np.arange(M), np.diff(h._par_ptr))      # each edge's child, by parent
+        need = sp.csr_matrix((np.concatenate([np.ones(len(inner)), -np.ones(E)]),
+                              (np.concatenate([np.searchsorted(inner, inner), np.searchsorted(inner, h._par_idx)]),
+                               np.concatenate([inner, kids]))), shape=(len(inner), M))
+        leaf = sp.csr_matrix((-np.ones(h.n_leaves), (np.zeros(h.n_leaves, dtype=np.int64), h.leaves)), shape=(1, M))
+        self.A = sp.vstack([edge, need, leaf]).tocsr()
+        self.b = np.concatenate([np.zeros(E + len(inner)), [-1.0]])
+
+    def __call__(self, r):
+        from scipy.optimize import linprog
+        res = linprog(-np.asarray(r, dtype=np.float64), A_ub=self.A, b_ub=self.b, bounds=(0, 1), method="highs")
+        if res.status != 0:
+            raise RuntimeError(res.message)
+        return res.x
+
+    def integer(self, r):
+        from scipy.optimize import LinearConstraint, milp
+        res = milp(-np.asarray(r, dtype=np.float64), constraints=LinearConstraint(self.A, -np.inf, self.b),
+                   integrality=np.ones(self.h.n_nodes), bounds=(0, 1))
+        if res.status != 0:
+            raise RuntimeError(res.message)
+        return np.rint(res.x)
+
+    def __reduce__(self):
+        return (DagLP, (self.h,))
+
+
 def multilabel_hierarchy_structure(X, leaf_sets, h, coef):
     """The multi-label kernel structure of a CSRDataset X whose examples are labelled with leaf
-    sets (a CSR or dense (n, n_leaves) indicator over leaf numbers) on a tree h."""
+    sets (a CSR or dense (n, n_leaves) indicator over leaf numbers): on a tree, the O(M) dynamic
+    program; on a DAG, the LP relaxation of (6.22) with relaxed labels (it holds the GIL)."""
     import scipy.sparse as sp
-    from ._kernels.hierarchy import HierarchyMultiLabelStructure
-    if not h.is_tree:
-        raise ValueError("multi-label hierarchies need a tree in this version (a DAG needs the LP oracle of (6.22))")
+    from ._kernels.hierarchy import HierarchyMultiLabelStructure, HierarchyDAGMultiLabelStructure
     Y = sp.csr_matrix(leaf_sets)
     if Y.shape[0] and np.any(np.diff(Y.indptr) == 0):
         raise ValueError(f"example {int(np.flatnonzero(np.diff(Y.indptr) == 0)[0])} has no label; hierarchical "
                          "multi-label examples need at least one leaf")
-    Z = (Y @ _leaf_incidence(h)).toarray() > 0
-    return HierarchyMultiLabelStructure(X, Z.astype(np.int32), h.parent_of, np.asarray(coef, dtype=np.float64))
+    Z = ((Y @ _leaf_incidence(h)).toarray() > 0).astype(np.int32)
+    coef = np.asarray(coef, dtype=np.float64)
+    if h.is_tree:
+        return HierarchyMultiLabelStructure(X, Z, h.parent_of, coef)
+    is_leaf = (np.diff(h._ch_ptr) == 0).astype(np.int32)
+    return HierarchyDAGMultiLabelStructure(X, Z, is_leaf, coef, DagLP(h))
 
 
 def _leaf_incidence(h):

@@ -506,3 +506,83 @@ def test_multilabel_estimator_round_trip_and_cli(tmp_path, capsys):
     assert f"Acc = {100 * acc:g}%" in out
     lines = (tmp_path / "out").read_text().splitlines()
     assert lines == [",".join(str(v) for v in s) for s in same.predict_labels(X[200:])]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_dag_multilabel_lp_oracle_and_integer_prediction(seed):
+    """On random DAGs: the LP oracle's value bounds every integral label's from above and equals
+    the best when its answer is integral; the relaxed label's margin and loss are the LP's
+    objective; the integer program equals enumeration; every method is linear in the marginals."""
+    from itertools import product
+    from ssvmlinear._kernels.factor import MARGINAL_ONE_VALUE as Q
+    from ssvmlinear.hierarchy import DagLP, multilabel_hierarchy_structure, _leaf_incidence
+    rng = np.random.default_rng(70 + seed)
+    h = random_dag(rng, 8)
+    L, M = h.n_leaves, h.n_nodes
+    coef = rng.uniform(0.3, 1.0, M)
+    n = 4
+    X = sp.random(n, 3, density=0.7, format="csr", random_state=seed)
+    Y = np.zeros((n, L), dtype=np.int32)
+    for i in range(n):
+        Y[i, rng.choice(L, size=int(rng.integers(1, L + 1)), replace=False)] = 1
+    st = multilabel_hierarchy_structure(CSRDataset(X, 1.0), Y, h, coef)
+    A = _leaf_incidence(h).toarray()
+    sets = np.array([s for s in product((0, 1), repeat=L) if any(s)])
+    Zs = ((sets @ A) > 0).astype(np.int32)
+    D = np.hstack([X.toarray(), np.ones((n, 1))])
+    leaf = np.zeros(M, bool)
+    leaf[h.leaves] = True
+    lp = DagLP(h)
+    for _ in range(3):
+        w = rng.standard_normal(st.n_weights)
+        W = w.reshape(4, M)
+        for i in range(n):
+            t = ((Y[i] @ A) > 0).astype(np.int32)
+            s = coef * (W.T @ D[i])
+            m = (Zs - t) @ s
+            loss = (Zs[:, leaf] != t[leaf]).sum(axis=1)
+            np.testing.assert_allclose(st.py_margins(w, i, (Zs * Q).astype(np.int32).ravel()), m, atol=1e-10)
+            for lam in (0.0, 1.0):
+                y, mo, do = st.py_oracle(w, i, lam)
+                z = y / Q
+                vals = m + lam * loss
+                assert mo + lam * do >= vals.max() - 1e-6          # a relaxation
+                assert mo == pytest.approx((z - t) @ s, abs=1e-6) and do == pytest.approx(np.abs(z - t)[leaf].sum())
+                if np.all((y == 0) | (y == Q)):
+                    assert mo + lam * do == pytest.approx(vals.max(), abs=1e-6)
+                zi = lp.integer(s + lam * np.where(leaf, np.where(t == 1, -1.0, 1.0), 0.0))
+                k = int(np.flatnonzero((Zs == zi).all(axis=1))[0])
+                assert vals[k] == pytest.approx(vals.max(), abs=1e-9)
+            # relaxed labels: mixtures of two integral labels (dyadic weights, exact in Q units)
+            a, b = rng.choice(len(Zs), 2, replace=False)
+            mix = ((Zs[a] + Zs[b]) * (Q // 2)).astype(np.int32)
+            assert st.py_loss(i, mix) == pytest.approx((loss[a] + loss[b]) / 2)
+            w2, w3 = w.copy(), w.copy()
+            st.py_update(w2, i, 0.6, mix)
+            st.py_update(w3, i, 0.3, (Zs[a] * Q).astype(np.int32))
+            st.py_update(w3, i, 0.3, (Zs[b] * Q).astype(np.int32))
+            np.testing.assert_allclose(w2, w3, atol=1e-12)
+            dphi = lambda z: np.outer(D[i], coef * (t - z)).ravel()
+            g = 0.25 * (dphi(Zs[a]) + dphi(Zs[b])) @ (dphi(Zs[a]) + dphi(Zs[b]))
+            assert st.py_gram(i, mix, mix) == pytest.approx(g, abs=1e-10)
+
+
+def test_dag_multilabel_estimator_trains_and_predicts_integral_sets():
+    from ssvmlinear import HierarchicalSSVM
+    rng = np.random.default_rng(9)
+    h = random_dag(rng, 10)
+    X = sp.random(60, 5, density=0.6, format="csr", random_state=2)
+    leaves = h.ids[h.leaves]
+    sets = [tuple(rng.choice(leaves, size=int(rng.integers(1, 3)), replace=False).tolist()) for _ in range(60)]
+    est = HierarchicalSSVM(h, model="hsvm", C=0.5).fit(X, sets)
+    P = est.predict(X)
+    assert P.shape == (60, h.n_leaves) and np.all(np.diff(P.indptr) >= 1)
+    assert set(np.unique(P.data).tolist()) <= {1} and est.converged_
+    # the prediction is the exact argmax over all label sets (LP, integer program when fractional)
+    from itertools import product
+    from ssvmlinear.hierarchy import _leaf_incidence
+    A = _leaf_incidence(h).toarray()
+    Zs = ((np.array([s for s in product((0, 1), repeat=h.n_leaves) if any(s)]) @ A) > 0).astype(float)
+    S = (np.asarray(X @ est.coef_.T) + est.intercept_) * est._coef_n
+    Zp = ((P.toarray() @ A) > 0).astype(float)
+    np.testing.assert_allclose((Zp * S).sum(axis=1), (S @ Zs.T).max(axis=1), atol=1e-9)
