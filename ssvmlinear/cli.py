@@ -82,7 +82,9 @@ options:
 Writes one predicted label per line (per token for a chain model; for a multilabel model the
 label set, comma-separated as in the input, an empty line for the empty set) to output_file and
 prints the accuracy (chain models: token accuracy and sequence accuracy; multilabel models: subset
-accuracy, Hamming loss, micro- and macro-F1, and Acc = mean over examples of |y & y'| / |y | y'|).
+accuracy, Hamming loss, micro- and macro-F1, and Acc = mean over examples of |y & y'| / |y | y'|;
+single-label hierarchy models also the tree-induced error: the mean number of nodes in which the
+predicted and the true leaf's ancestor sets differ, the path length between them on a tree).
 """
 
 
@@ -304,6 +306,8 @@ def predict_main(argv=None):
                 starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
                 seq_ok = int(np.sum(np.add.reduceat(~ok, starts) == 0))
                 _say(f"Sequence accuracy = {100.0 * seq_ok / len(lengths):g}% ({seq_ok}/{len(lengths)})")
+            for line in getattr(model, "_report_lines", lambda y, p: [])(y, pred):
+                _say(line)
     except (ValueError, OSError) as e:
         sys.stderr.write(f"ssvm-predict: error: {e}\n")
         return 1

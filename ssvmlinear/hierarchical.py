@@ -14,6 +14,11 @@ from .utils import check_csr
 from ._kernels.dataset import CSRDataset
 
 MODELS = ("nhsvm", "hsvm", "flat", "shared")
+
+
+def _empty_rows(n):
+    import scipy.sparse as sp
+    return sp.csr_matrix((n, 1))
 # Shared SVM keeps the margins unnormalised ((6.17)): its loss must not depend on alpha
 DEFAULT_TASK_LOSS = {"hsvm": "hamming", "nhsvm": "normalized", "flat": "normalized", "shared": "hamming"}
 
@@ -260,6 +265,22 @@ class HierarchicalSSVM(ClassifierMixin, StructuredSSVM):
         X = check_csr(X, self, reset=False)
         S = (np.asarray(X @ self.coef_.T) + self.intercept_) * self._coef_n
         return np.asarray(_leaf_incidence(self.hierarchy_) @ S.T).T
+
+    def tree_induced_error(self, y_true, y_pred):
+        """Mean over examples of |A(y) sym-diff A(y')|: on a tree, the number of edges on the path
+        between the true and the predicted leaf (Dekel et al.'s tree-induced error); leaf ids."""
+        h = self.hierarchy_
+        t, p = h.leaf_index(y_true, "y_true"), h.leaf_index(y_pred, "y_pred")
+        st = hierarchy_structure(CSRDataset(_empty_rows(len(t)), -1.0), t, h, np.ones(h.n_nodes), "hamming")
+        return float(np.mean([st.py_loss(i, p[i:i + 1]) for i in range(len(t))])) if len(t) else 0.0
+
+    def _report_lines(self, y_true, y_pred):
+        """ssvm-predict's lines beyond the accuracy."""
+        if getattr(self, "_multilabel", False):
+            return []
+        known = np.isin(np.asarray(y_true).astype(np.int64), self.classes_)
+        tie = self.tree_induced_error(np.asarray(y_true)[known].astype(np.int64), np.asarray(y_pred)[known])
+        return [f"Tree-induced error = {tie:g} (over {int(known.sum())} examples with a leaf label)"]
 
     # model files: the hierarchy, the model, the task loss and alpha travel in the header
     def _model_header(self):

@@ -2,6 +2,7 @@
 hierarchy structure's oracles, losses, Gram and updates against enumeration of all leaves with an
 explicit feature map (trees and DAGs, HSVM and NHSVM, every task loss); solvers' optima against a
 QP reference and NHSVM with leaf-only alpha against the flat multiclass model."""
+import warnings
 import zlib
 
 import numpy as np
@@ -281,6 +282,17 @@ def test_bad_labels_and_cli(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "Accuracy =" in out
     est = HierarchicalSSVM(str(hf), model="hsvm", C=1.0).fit(X[:200], y[:200])
+    # tree-induced error: edges on the path between leaves a and b of the heap-numbered tree
+    def path_len(a, b):
+        steps = 0
+        while a != b:
+            a, b = (a // 2, b) if a > b else (a, b // 2)
+            steps += 1
+        return steps
+    pred = est.predict(X[200:])
+    tie = np.mean([path_len(a, b) for a, b in zip(y[200:], pred)])
+    assert est.tree_induced_error(y[200:], pred) == pytest.approx(tie)
+    assert "Tree-induced error =" in out
     pred = np.loadtxt(tmp_path / "out")
     np.testing.assert_array_equal(pred, est.predict(X[200:]))
     bad = tmp_path / "bad.svm"
@@ -586,3 +598,32 @@ def test_dag_multilabel_estimator_trains_and_predicts_integral_sets():
     S = (np.asarray(X @ est.coef_.T) + est.intercept_) * est._coef_n
     Zp = ((P.toarray() @ A) > 0).astype(float)
     np.testing.assert_allclose((Zp * S).sum(axis=1), (S @ Zs.T).max(axis=1), atol=1e-9)
+
+
+@pytest.mark.parametrize("loss, search", [("slack", "exact"), ("slack", "hull"), ("beta:0.5", "angular"),
+                                          ("probloss", "bisecting")])
+def test_pegasos_surrogates_train_hierarchies(loss, search):
+    """Every surrogate and search runs on the hierarchy (its loss-indexed oracle serves the exact and
+    angular searches); slack rescaling's reported objective is the enumerated one."""
+    from ssvmlinear import HierarchicalSSVM
+    h, X, y = synthetic(5, n=120)
+    est = HierarchicalSSVM(h, model="hsvm", C=0.5, loss=loss, search=search, max_iter=30, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est.fit(X, y)
+    assert np.isfinite(est.objective_) and est.score(X, y) > 0.4
+    if loss == "slack":
+        st, rows = None, []
+        D = np.hstack([X.toarray(), np.ones((120, 1))])
+        _, lam = explicit(h, np.ones(h.n_nodes), X, 1.0)
+        t = h.leaf_index(y)
+        w = est._w.ravel()
+        obj = 0.5 * w @ w
+        for i in range(120):
+            best = 0.0
+            for l in range(h.n_leaves):
+                delta = float(np.sum((lam[l] != 0) != (lam[t[i]] != 0)))
+                m = np.outer(D[i], lam[l] - lam[t[i]]).ravel() @ w
+                best = max(best, delta * max(0.0, 1.0 + m))
+            obj += 0.5 * best
+        assert est.objective_ == pytest.approx(obj, rel=1e-9)
