@@ -344,6 +344,8 @@ def _predict_multilabel(model, test_file, output_file, quiet):
         Pt = sp.csr_matrix((P.data, P.indices, P.indptr), shape=(P.shape[0], K))
         for line in multilabel_report(Yt, Pt):
             _say(line)
+        for line in getattr(model, "_report_lines", lambda y, p: [])(Yt, Pt):
+            _say(line)
     return 0
 
 

@@ -277,7 +277,17 @@ class HierarchicalSSVM(ClassifierMixin, StructuredSSVM):
     def _report_lines(self, y_true, y_pred):
         """ssvm-predict's lines beyond the accuracy."""
         if getattr(self, "_multilabel", False):
-            return []
+            # y_true, y_pred: indicator matrices whose first n_leaves columns are classes_; the
+            # set form of the error: nodes in exactly one of the two ancestor closures
+            from .hierarchy import _leaf_incidence
+            import scipy.sparse as sp
+            A = _leaf_incidence(self.hierarchy_)
+            L = A.shape[0]
+            Zt = (sp.csr_matrix(y_true)[:, :L] @ A) > 0
+            Zp = (sp.csr_matrix(y_pred)[:, :L] @ A) > 0
+            tie = float((Zt != Zp).sum()) / max(Zt.shape[0], 1)
+            return [f"Tree-induced error = {tie:g} (mean number of nodes in exactly one of the true and the "
+                    "predicted label's ancestor closures)"]
         known = np.isin(np.asarray(y_true).astype(np.int64), self.classes_)
         tie = self.tree_induced_error(np.asarray(y_true)[known].astype(np.int64), np.asarray(y_pred)[known])
         return [f"Tree-induced error = {tie:g} (over {int(known.sum())} examples with a leaf label)"]

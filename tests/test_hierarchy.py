@@ -518,6 +518,11 @@ def test_multilabel_estimator_round_trip_and_cli(tmp_path, capsys):
     assert f"Acc = {100 * acc:g}%" in out
     lines = (tmp_path / "out").read_text().splitlines()
     assert lines == [",".join(str(v) for v in s) for s in same.predict_labels(X[200:])]
+    # the set form of the tree-induced error, recomputed from the ancestor sets
+    pred = same.predict_labels(X[200:])
+    anc = lambda leaves: set().union(*[set(h.ids[h.ancestors(h.leaves[k])].tolist()) for k in h.leaf_index(list(leaves))])
+    tie = np.mean([len(anc(a) ^ anc(b)) for a, b in zip(sets[200:], pred)])
+    assert f"Tree-induced error = {tie:g} " in out
 
 
 @pytest.mark.parametrize("seed", range(3))
