@@ -36,31 +36,21 @@ cdef class HierarchyStructure(Structure):
 
 
 cdef class HierarchyMultiLabelStructure(Structure):
-    # Multi-label classification on a tree of labels (choi-thesis 6.7.1): a label is a non-empty
-    # set of leaves with all their ancestors, stored as M node indicators z_n (label_len M);
-    # phi(x, y) = sum_n z_n c_n x (x) e_n (weights as HierarchyStructure); the loss is the
-    # decomposed Delta_L of 6.7.1, the number of leaves in exactly one of y and y_i (Hamming over
-    # the leaves). The lambda-oracle is the O(M) dynamic program over the tree: a node in y
-    # needs one child in y.
+    # Multi-label classification on a tree or DAG of labels (choi-thesis 6.7.1): a label is a
+    # non-empty leaf set closed under ancestors, stored as M node marginals z_n in units of
+    # MARGINAL_ONE (factor.pxd: relaxed labels; 0 or MARGINAL_ONE when integral); phi(x, y) =
+    # sum_n z_n c_n x (x) e_n; the loss is 6.7.1's decomposed Delta_L, the leaf Hamming distance,
+    # linear in the marginals (so are scores, Gram and updates). lambda-oracle: on a tree the
+    # O(M) dynamic program (a node of y needs a child in y), on a DAG the LP relaxation of (6.22)
+    # by a Python callable (HiGHS): it holds the GIL.
     cdef readonly Py_ssize_t n_nodes
-    cdef const int[::1] z                  # true labels: n_examples x M node indicators
-    cdef const int[::1] parent
-    cdef const int[::1] n_children
-    cdef const double[::1] coef
-    cdef double[::1] c2
-
-
-
-cdef class HierarchyDAGMultiLabelStructure(Structure):
-    # Multi-label classification on a DAG of labels (choi-thesis 6.7.1, (6.22)): labels are node
-    # marginals z_n in [0, 1], stored in units of MARGINAL_ONE (factor.pxd: relaxed labels); an
-    # integral label is a leaf set closed under ancestors. The lambda-oracle is the LP relaxation
-    # of (6.22), solved by a Python callable (HiGHS): it holds the GIL. Loss: the leaf Hamming
-    # distance, linear in the marginals; scores, Gram and updates likewise.
-    cdef readonly Py_ssize_t n_nodes
+    cdef readonly bint is_tree
+    cdef const int[::1] parent             # trees: per node, -1 at the root
     cdef const int[::1] z                  # true labels: n_examples x M, in MARGINAL_ONE units
     cdef const int[::1] is_leaf
     cdef const double[::1] coef
     cdef object lp                         # lp(r) -> z maximising r . z over the relaxed (6.22)
     cdef readonly long long n_lp_failures
+
+    cdef void _tree_dp(self, const int *t, const double *R, double *work, int *y_out) noexcept nogil
 

@@ -411,166 +411,14 @@ cdef class HierarchyStructure(Structure):
 
 
 cdef class HierarchyMultiLabelStructure(Structure):
-    """HierarchyMultiLabelStructure(X, Z, parent, coef): Z the (n_examples, M) node indicators of
-    the true labels (leaf sets closed under ancestors), parent per node of a tree (parents
-    numbered first, -1 at the root), coef c_n. Workspace: 4M doubles."""
+    """HierarchyMultiLabelStructure(X, Z, is_leaf, coef, parent=None, lp=None): Z the
+    (n_examples, M) 0/1 node indicators of the true labels (leaf sets closed under ancestors),
+    is_leaf per node, coef c_n; a tree gives parent (per node, parents numbered first, -1 at the
+    root) and gets the O(M) dynamic program, a DAG gives lp(r) -> z in [0, 1]^M maximising r . z
+    over the LP relaxation of (6.22) (ssvmlinear.hierarchy.DagLP), called with the GIL held.
+    Labels are M ints: node marginals in units of MARGINAL_ONE (0 or MARGINAL_ONE on a tree)."""
 
-    def __init__(self, CSRDataset X, Z, parent, coef):
-        Z = np.ascontiguousarray(Z, dtype=np.int32)
-        parent = np.ascontiguousarray(parent, dtype=np.int32)
-        coef = np.ascontiguousarray(coef, dtype=np.float64)
-        M = parent.shape[0]
-        if Z.ndim != 2 or Z.shape[0] != X.n_rows or Z.shape[1] != M:
-            raise ValueError(f"Z must be ({X.n_rows}, {M}) node indicators")
-        if M and (parent[0] != -1 or np.any(parent[1:] < 0) or np.any(parent[1:] >= np.arange(1, M))):
-            raise ValueError("parent must describe a tree numbered parents first (-1 at node 0 only)")
-        self.X = X
-        self.z = Z.ravel()
-        self.parent = parent
-        self.n_children = np.bincount(parent[1:], minlength=M).astype(np.int32) if M else np.zeros(0, np.int32)
-        self.coef = coef
-        self.c2 = coef * coef
-        self.n_nodes = M
-        self.n_examples = X.n_rows
-        self.n_weights = X.n_cols * M
-        self.max_label_len = M
-
-    def __reduce__(self):
-        return (HierarchyMultiLabelStructure, (self.X, np.asarray(self.z).reshape(self.n_examples, self.n_nodes),
-                                               np.asarray(self.parent), np.asarray(self.coef)))
-
-    def subset(self, Py_ssize_t lo, Py_ssize_t hi):
-        Z = np.asarray(self.z).reshape(self.n_examples, self.n_nodes)[lo:hi]
-        return HierarchyMultiLabelStructure(self.X.rows(lo, hi), Z, np.asarray(self.parent), np.asarray(self.coef))
-
-    cdef Py_ssize_t label_len(self, Py_ssize_t i) noexcept nogil:
-        return self.n_nodes
-
-    cdef const int* true_label(self, Py_ssize_t i) noexcept nogil:
-        return &self.z[i * self.n_nodes]
-
-    cdef double loss(self, Py_ssize_t i, const int *y) noexcept nogil:
-        cdef Py_ssize_t n
-        cdef const int *t = self.true_label(i)
-        cdef double d = 0.0
-        for n in range(self.n_nodes):
-            if self.n_children[n] == 0 and y[n] != t[n]:
-                d += 1.0
-        return d
-
-    cdef double score(self, const double *w, Py_ssize_t i, const int *y) noexcept nogil:
-        cdef Py_ssize_t n
-        cdef Row r = self.X.row(i)
-        cdef double f = 0.0
-        for n in range(self.n_nodes):
-            if y[n] and self.coef[n] != 0.0:
-                f += self.coef[n] * row_dot(r, w, self.n_nodes, n)
-        return f
-
-    cdef void margins(self, const double *w, Py_ssize_t i, const int *labels, int n, double *out,
-                      double *work, bint after_oracle) noexcept nogil:
-        # work[0:M] = c_n x . W_n (the oracle's when after_oracle)
-        cdef Py_ssize_t k, M = self.n_nodes
-        cdef const int *t = self.true_label(i)
-        cdef const int *y
-        cdef int j
-        cdef double m
-        if not after_oracle:
-            row_gemv(self.X.row(i), w, M, work)
-            for k in range(M):
-                work[k] *= self.coef[k]
-        for j in range(n):
-            y = labels + j * M
-            m = 0.0
-            for k in range(M):
-                if y[k] != t[k]:
-                    m += work[k] if y[k] else -work[k]
-            out[j] = m
-
-    cdef double oracle(self, const double *w, Py_ssize_t i, double lam, int *y_out,
-                       double *m_out, double *delta_out, double *work) noexcept nogil:
-        # g[n]: the best value of n's subtree given n in y: r_n plus the children worth taking
-        # (all with g > 0, else the best one: an inner node of y needs a child in y); the root is
-        # always in y (labels are non-empty). Children have larger indices: one backward pass,
-        # then the choice forward. Ties: leave a child with g = 0 out; the lowest best child.
-        cdef Py_ssize_t k, p, M = self.n_nodes
-        cdef const int *t = self.true_label(i)
-        cdef double *S = work
-        cdef double *g = work + M
-        cdef double *pos = work + 2 * M
-        cdef double *best = work + 3 * M          # best child index (as a double), -1: none
-        cdef double m = 0.0, d = 0.0
-        row_gemv(self.X.row(i), w, M, S)
-        for k in range(M):
-            S[k] *= self.coef[k]
-            pos[k] = 0.0
-            best[k] = -1.0
-        for k in range(M - 1, -1, -1):
-            g[k] = S[k]
-            if self.n_children[k] == 0:
-                g[k] += -lam if t[k] else lam
-            elif pos[k] > 0.0:
-                g[k] += pos[k]
-            else:
-                g[k] += g[<Py_ssize_t> best[k]]
-            p = self.parent[k]
-            if p >= 0:
-                if g[k] > 0.0:
-                    pos[p] += g[k]
-                if best[p] < 0.0 or g[k] >= g[<Py_ssize_t> best[p]]:
-                    best[p] = <double> k
-        for k in range(M):
-            p = self.parent[k]
-            if p < 0:
-                y_out[k] = 1
-            elif not y_out[p]:
-                y_out[k] = 0
-            elif pos[p] > 0.0:
-                y_out[k] = 1 if g[k] > 0.0 else 0
-            else:
-                y_out[k] = 1 if k == <Py_ssize_t> best[p] else 0
-            if y_out[k] != t[k]:
-                m += S[k] if y_out[k] else -S[k]
-                if self.n_children[k] == 0:
-                    d += 1.0
-        m_out[0] = m
-        delta_out[0] = d
-        return m + lam * d
-
-    cdef double gram(self, Py_ssize_t i, const int *a, const int *b) noexcept nogil:
-        cdef Py_ssize_t k
-        cdef const int *t = self.true_label(i)
-        cdef double g = 0.0
-        for k in range(self.n_nodes):
-            if a[k] != t[k] and b[k] != t[k]:
-                g += self.c2[k]          # (t - a)(t - b) = 1 when both differ from t (0/1 values)
-        return g * self.X.sqnorm(i)
-
-    cdef void gram_row(self, Py_ssize_t i, const int *a, const int *labels, int n, double *out,
-                       double *work) noexcept nogil:
-        cdef int j
-        for j in range(n):
-            out[j] = self.gram(i, a, labels + j * self.n_nodes)
-
-    cdef void update(self, double *w, Py_ssize_t i, double coef, const int *y) noexcept nogil:
-        cdef Py_ssize_t k
-        cdef const int *t = self.true_label(i)
-        cdef Row r = self.X.row(i)
-        for k in range(self.n_nodes):
-            if y[k] != t[k] and self.coef[k] != 0.0:
-                row_axpy(r, coef * self.coef[k] * (t[k] - y[k]), w, self.n_nodes, k)
-
-    cdef Py_ssize_t workspace_size(self) noexcept nogil:
-        return 4 * self.n_nodes + 1
-
-
-cdef class HierarchyDAGMultiLabelStructure(Structure):
-    """HierarchyDAGMultiLabelStructure(X, Z, is_leaf, coef, lp): Z the (n_examples, M) 0/1 node
-    indicators of the true labels, is_leaf per node, coef c_n, lp(r) -> z in [0, 1]^M maximising
-    r . z over the LP relaxation of (6.22) (ssvmlinear.hierarchy.dag_lp). Labels are M ints: node
-    marginals in units of MARGINAL_ONE. The oracle calls lp with the GIL held."""
-
-    def __init__(self, CSRDataset X, Z, is_leaf, coef, lp):
+    def __init__(self, CSRDataset X, Z, is_leaf, coef, parent=None, lp=None):
         Z = np.ascontiguousarray(Z, dtype=np.int32)
         M = len(coef)
         if Z.ndim != 2 or Z.shape[0] != X.n_rows or Z.shape[1] != M:
@@ -580,20 +428,32 @@ cdef class HierarchyDAGMultiLabelStructure(Structure):
         self.is_leaf = np.ascontiguousarray(is_leaf, dtype=np.int32)
         self.coef = np.ascontiguousarray(coef, dtype=np.float64)
         self.lp = lp
+        self.is_tree = parent is not None
+        if self.is_tree:
+            parent = np.ascontiguousarray(parent, dtype=np.int32)
+            if parent.shape[0] != M or (M and (parent[0] != -1 or np.any(parent[1:] < 0)
+                                              or np.any(parent[1:] >= np.arange(1, M)))):
+                raise ValueError("parent must describe a tree numbered parents first (-1 at node 0 only)")
+        elif lp is None:
+            raise ValueError("a DAG needs the LP oracle (lp)")
+        self.parent = parent if self.is_tree else np.zeros(1, dtype=np.int32)
         self.n_nodes = M
         self.n_examples = X.n_rows
         self.n_weights = X.n_cols * M
         self.max_label_len = M
         self.n_lp_failures = 0
 
+    def _args(self):
+        return (np.asarray(self.is_leaf), np.asarray(self.coef), np.asarray(self.parent) if self.is_tree else None,
+                self.lp)
+
     def __reduce__(self):
         Z = np.asarray(self.z).reshape(self.n_examples, self.n_nodes) // MARGINAL_ONE
-        return (HierarchyDAGMultiLabelStructure, (self.X, Z, np.asarray(self.is_leaf), np.asarray(self.coef), self.lp))
+        return (HierarchyMultiLabelStructure, (self.X, Z) + self._args())
 
     def subset(self, Py_ssize_t lo, Py_ssize_t hi):
         Z = np.asarray(self.z).reshape(self.n_examples, self.n_nodes)[lo:hi] // MARGINAL_ONE
-        return HierarchyDAGMultiLabelStructure(self.X.rows(lo, hi), Z, np.asarray(self.is_leaf),
-                                               np.asarray(self.coef), self.lp)
+        return HierarchyMultiLabelStructure(self.X.rows(lo, hi), Z, *self._args())
 
     cdef Py_ssize_t label_len(self, Py_ssize_t i) noexcept nogil:
         return self.n_nodes
@@ -651,19 +511,56 @@ cdef class HierarchyDAGMultiLabelStructure(Structure):
             R[k] = S[k]
             if self.is_leaf[k]:
                 R[k] += -lam if t[k] else lam
-        with gil:
-            try:
-                z = np.asarray(self.lp(np.asarray(<double[:M]> R)), dtype=np.float64)
-                for k in range(M):
-                    v = min(max(float(z[k]), 0.0), 1.0)
-                    y_out[k] = <int> (v * MARGINAL_ONE + 0.5)
-            except Exception:
-                self.n_lp_failures += 1      # no answer: y_i itself (m = 0, loss 0)
-                for k in range(M):
-                    y_out[k] = t[k]
+        if self.is_tree:
+            self._tree_dp(t, R, work + 2 * M, y_out)
+        else:
+            with gil:
+                try:
+                    z = np.asarray(self.lp(np.asarray(<double[:M]> R)), dtype=np.float64)
+                    for k in range(M):
+                        v = min(max(float(z[k]), 0.0), 1.0)
+                        y_out[k] = <int> (v * MARGINAL_ONE + 0.5)
+                except Exception:
+                    self.n_lp_failures += 1      # no answer: y_i itself (m = 0, loss 0)
+                    for k in range(M):
+                        y_out[k] = t[k]
         self.margins(w, i, y_out, 1, m_out, work, True)
         delta_out[0] = self.loss(i, y_out)
         return m_out[0] + lam * delta_out[0]
+
+    cdef void _tree_dp(self, const int *t, const double *R, double *work, int *y_out) noexcept nogil:
+        # The O(M) program on a tree (6.7.1): g[n], the best value of n's subtree given n in y, is
+        # R_n plus the children worth taking (all with g > 0, else the best one: an inner node of
+        # y needs a child in y); the root is always in y (labels are non-empty). Children have
+        # larger indices: one backward pass, then the choice forward. Ties: a child with g = 0
+        # stays out; the lowest best child.
+        cdef Py_ssize_t k, p, M = self.n_nodes
+        cdef double *g = work
+        cdef double *pos = work + M
+        cdef double *best = work + 2 * M           # best child index (as a double), -1: none
+        for k in range(M):
+            pos[k] = 0.0
+            best[k] = -1.0
+        for k in range(M - 1, -1, -1):
+            g[k] = R[k]
+            if not self.is_leaf[k]:
+                g[k] += pos[k] if pos[k] > 0.0 else g[<Py_ssize_t> best[k]]
+            p = self.parent[k]
+            if p >= 0:
+                if g[k] > 0.0:
+                    pos[p] += g[k]
+                if best[p] < 0.0 or g[k] >= g[<Py_ssize_t> best[p]]:
+                    best[p] = <double> k
+        for k in range(M):
+            p = self.parent[k]
+            if p < 0:
+                y_out[k] = MARGINAL_ONE
+            elif y_out[p] == 0:
+                y_out[k] = 0
+            elif pos[p] > 0.0:
+                y_out[k] = MARGINAL_ONE if g[k] > 0.0 else 0
+            else:
+                y_out[k] = MARGINAL_ONE if k == <Py_ssize_t> best[p] else 0
 
     cdef double gram(self, Py_ssize_t i, const int *a, const int *b) noexcept nogil:
         cdef Py_ssize_t k
@@ -689,4 +586,4 @@ cdef class HierarchyDAGMultiLabelStructure(Structure):
                 row_axpy(r, coef * self.coef[k] * marginal(t[k] - y[k]), w, self.n_nodes, k)
 
     cdef Py_ssize_t workspace_size(self) noexcept nogil:
-        return 2 * self.n_nodes + 1
+        return 5 * self.n_nodes + 1

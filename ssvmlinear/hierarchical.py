@@ -219,7 +219,8 @@ class HierarchicalSSVM(ClassifierMixin, StructuredSSVM):
     def predict(self, X):
         """Single-label: the leaf id of the highest-scoring label of every row (ties: the lowest
         leaf id). Multi-label: the (n_samples, n_leaves) CSR indicator of the predicted leaf sets,
-        columns in classes_ order (the O(M) dynamic program)."""
+        columns in classes_ order (the O(M) dynamic program on a tree; on a DAG the LP relaxation,
+        then the integer program for rows whose LP answer is fractional)."""
         import scipy.sparse as sp
         self._check_fitted()
         X = check_csr(X, self, reset=False)
@@ -228,18 +229,17 @@ class HierarchicalSSVM(ClassifierMixin, StructuredSSVM):
                                    np.zeros(X.shape[0], dtype=np.int64))), shape=(X.shape[0], self.hierarchy_.n_leaves))
             st = self._structure(X, dummy)
             Z = predict_structure(st, self._w.ravel(), self.n_jobs).reshape(X.shape[0], -1)
-            if not self.hierarchy_.is_tree:
-                # the LP's answers in MARGINAL_ONE units; a fractional one is solved again as the
-                # integer program (6.22)
-                from ._kernels.factor import MARGINAL_ONE_VALUE
-                from .hierarchy import DagLP
-                frac = np.flatnonzero(np.any((Z != 0) & (Z != MARGINAL_ONE_VALUE), axis=1))
-                Z = (Z >= MARGINAL_ONE_VALUE // 2).astype(np.int32)
-                if frac.size:
-                    lp = DagLP(self.hierarchy_)
-                    S = (np.asarray(X[frac] @ self.coef_.T) + self.intercept_) * self._coef_n
-                    for k, row in enumerate(frac):
-                        Z[row] = lp.integer(S[k]).astype(np.int32)
+            # node marginals in MARGINAL_ONE units; a fractional answer (the LP on a DAG) is
+            # solved again as the integer program (6.22)
+            from ._kernels.factor import MARGINAL_ONE_VALUE
+            from .hierarchy import DagLP
+            frac = np.flatnonzero(np.any((Z != 0) & (Z != MARGINAL_ONE_VALUE), axis=1))
+            Z = (Z >= MARGINAL_ONE_VALUE // 2).astype(np.int32)
+            if frac.size:
+                lp = DagLP(self.hierarchy_)
+                S = (np.asarray(X[frac] @ self.coef_.T) + self.intercept_) * self._coef_n
+                for k, row in enumerate(frac):
+                    Z[row] = lp.integer(S[k]).astype(np.int32)
             return sp.csr_matrix(Z[:, self.hierarchy_.leaves])
         st = self._structure(X, np.zeros(X.shape[0], dtype=np.int32))
         return self.classes_[predict_structure(st, self._w.ravel(), self.n_jobs)]

@@ -397,17 +397,17 @@ def multilabel_hierarchy_structure(X, leaf_sets, h, coef):
     sets (a CSR or dense (n, n_leaves) indicator over leaf numbers): on a tree, the O(M) dynamic
     program; on a DAG, the LP relaxation of (6.22) with relaxed labels (it holds the GIL)."""
     import scipy.sparse as sp
-    from ._kernels.hierarchy import HierarchyMultiLabelStructure, HierarchyDAGMultiLabelStructure
+    from ._kernels.hierarchy import HierarchyMultiLabelStructure
     Y = sp.csr_matrix(leaf_sets)
     if Y.shape[0] and np.any(np.diff(Y.indptr) == 0):
         raise ValueError(f"example {int(np.flatnonzero(np.diff(Y.indptr) == 0)[0])} has no label; hierarchical "
                          "multi-label examples need at least one leaf")
     Z = ((Y @ _leaf_incidence(h)).toarray() > 0).astype(np.int32)
     coef = np.asarray(coef, dtype=np.float64)
-    if h.is_tree:
-        return HierarchyMultiLabelStructure(X, Z, h.parent_of, coef)
     is_leaf = (np.diff(h._ch_ptr) == 0).astype(np.int32)
-    return HierarchyDAGMultiLabelStructure(X, Z, is_leaf, coef, DagLP(h))
+    if h.is_tree:
+        return HierarchyMultiLabelStructure(X, Z, is_leaf, coef, parent=h.parent_of)
+    return HierarchyMultiLabelStructure(X, Z, is_leaf, coef, lp=DagLP(h))
 
 
 def _leaf_incidence(h):

@@ -429,6 +429,7 @@ def test_multilabel_tree_oracle_matches_enumeration(seed, model):
     """The O(M) dynamic program against all non-empty leaf sets; margins, loss, Gram, update
     against an explicit feature map."""
     from itertools import product
+    from ssvmlinear._kernels.factor import MARGINAL_ONE_VALUE as Q
     from ssvmlinear.hierarchy import multilabel_hierarchy_structure, _leaf_incidence
     rng = np.random.default_rng(50 + seed)
     h = random_tree(rng, int(rng.integers(3, 10)))
@@ -451,24 +452,25 @@ def test_multilabel_tree_oracle_matches_enumeration(seed, model):
         W = w.reshape(4, M)
         for i in range(n):
             t = ((Y[i] @ A) > 0).astype(np.int32)
-            np.testing.assert_array_equal(st.py_true_label(i), t)
+            np.testing.assert_array_equal(st.py_true_label(i), t * Q)     # labels: marginals, Q units
             s = coef * (W.T @ D[i])
             m = (Zs - t) @ s
             loss = (Zs[:, leaf_node] != t[leaf_node]).sum(axis=1).astype(float)
-            np.testing.assert_allclose(st.py_margins(w, i, Zs.ravel()), m, atol=1e-10)
+            np.testing.assert_allclose(st.py_margins(w, i, (Zs * Q).ravel()), m, atol=1e-10)
             for lam in (0.0, 0.5, 2.0):
                 y, mo, do = st.py_oracle(w, i, lam)
+                assert np.all((y == 0) | (y == Q))                       # integral on a tree
                 vals = m + lam * loss
-                k = int(np.flatnonzero((Zs == y).all(axis=1))[0])   # a valid label
+                k = int(np.flatnonzero((Zs * Q == y).all(axis=1))[0])   # a valid label
                 assert vals[k] == pytest.approx(vals.max(), abs=1e-10)
                 assert mo == pytest.approx(m[k], abs=1e-10) and do == loss[k]
             for a in rng.choice(len(Zs), 3):
                 dphi_a = np.outer(D[i], coef * (t - Zs[a])).ravel()
                 for b in rng.choice(len(Zs), 3):
                     dphi_b = np.outer(D[i], coef * (t - Zs[b])).ravel()
-                    assert st.py_gram(i, Zs[a], Zs[b]) == pytest.approx(dphi_a @ dphi_b, abs=1e-10)
+                    assert st.py_gram(i, Zs[a] * Q, Zs[b] * Q) == pytest.approx(dphi_a @ dphi_b, abs=1e-10)
                 w2 = w.copy()
-                st.py_update(w2, i, 0.4, Zs[a])
+                st.py_update(w2, i, 0.4, Zs[a] * Q)
                 np.testing.assert_allclose(w2, w + 0.4 * dphi_a, atol=1e-12)
 
 
