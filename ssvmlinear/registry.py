@@ -77,6 +77,11 @@ def _run_cutting_plane(est, structure, Cs, args, kw, gap_tol, primal):
                              loss="margin" if lse else est.loss, search=est.search, gap_tol=gap_tol, **kw)
 
 
+def _run_bcfw(est, structure, Cs, args, kw, gap_tol, primal):
+    from .solvers import fit_bcfw
+    return fit_bcfw(structure, Cs, *args, gap_tol=gap_tol, **kw)
+
+
 def _run_pegasos(est, structure, Cs, args, kw, gap_tol, primal):
     from .solvers import fit_pegasos   # no duality gap: its rule is the primal's relative change
     return fit_pegasos(structure, Cs, *args, loss=est.loss, search=est.search, batch_size=int(est.batch_size),
@@ -95,6 +100,8 @@ SOLVERS = {s.name: s for s in (
                                      (3, "lse", "one-slack cutting plane, linear summed error")),
                default_for=(), default_tol=0.1, searches=True, run=_run_cutting_plane, cli_options={"S": "search"},
                accepts=lambda loss: None if loss == "lse" else _surrogate_problem(loss, convex_only=True)),
+    SolverSpec("bcfw", cli=((5, "margin", "block-coordinate Frank-Wolfe, margin rescaling (BCFW)"),),
+               default_for=(), default_tol=1e-3, accepts=_only("margin"), run=_run_bcfw),
     SolverSpec("pegasos", cli=((4, None, "Pegasos SGD, any surrogate (-l) and search (-S)"),),
                default_for=("*",), default_tol=1e-3, searches=True, run=_run_pegasos,
                cli_options={"b": "batch_size", "S": "search"},

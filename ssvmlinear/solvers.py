@@ -526,3 +526,60 @@ def fit_pegasos(structure, Cs, tol, max_iter, seed, verbose=0, callback=None, es
                      dual_curve=np.full(len(primal_curve), np.nan), timestamps=np.array(timestamps),
                      working_set_size=0, train_seconds=train_seconds,
                      state=w.copy() if keep_state else None)
+
+
+def fit_bcfw(structure, Cs, tol, max_iter, seed, verbose=0, callback=None, estimator=None,
+             state=None, keep_state=False, gap_tol=None):
+    """Block-coordinate Frank-Wolfe with exact line search (_kernels/bcfw.pyx; Lacoste-Julien et
+    al. 2013) on the margin-rescaling dual.
+
+    Stopping rule: a pass whose sum of block Frank-Wolfe gaps (each measured at its step) is at
+    most tol times the dual objective (relative, at any n and C). With gap_tol (the estimators'
+    default), the relative duality gap computed with one oracle pass must also be <= gap_tol when
+    the rule fires; while it is not, tol is divided by 10. max_iter bounds the passes."""
+    from ._kernels.bcfw import BCFWSolver
+    solver = BCFWSolver(structure, Cs, seed)
+    if state is not None:
+        solver.set_state(state, Cs)
+        solver.recompute_q()
+    primal_curve, dual_curve, timestamps = [], [], []
+    passes = 0
+    converged = interrupted = stopped_by_user = False
+    primal = np.nan
+    t0 = time.perf_counter()
+    try:
+        while passes < max_iter:
+            gaps = solver.run_pass()
+            passes += 1
+            dual = solver.dual()
+            dual_curve.append(dual)
+            primal_curve.append(np.nan)
+            timestamps.append(time.perf_counter() - t0)
+            if verbose:
+                log_progress(f"[bcfw] pass {passes:5d} block gaps {gaps:.4g} dual {dual:.10g} "
+                             f"time {timestamps[-1]:.2f}s")
+            if gaps <= tol * max(abs(dual), 1e-300):
+                primal = solver.primal()
+                primal_curve[-1] = primal
+                if not gap_too_large(primal, dual, gap_tol):
+                    converged = True
+                    break
+                tol *= 0.1
+            structure.check_implemented("BCFW")
+            if callback is not None and callback(estimator) is False:
+                stopped_by_user = True
+                break
+    except KeyboardInterrupt:
+        interrupted = True
+    if not converged:
+        primal = solver.primal()
+    warn_if_unfinished("BCFW", interrupted, not converged and passes >= max_iter, max_iter,
+                       f"the block gaps fell to tol={tol:.3g} of the dual")
+    dual = solver.dual()
+    if not (interrupted or stopped_by_user):
+        warn_if_gap_large("BCFW", primal, dual)
+    return FitResult(w=solver.coef, primal=primal, dual=dual, gap=primal - dual, n_iter=passes,
+                     n_outer=passes, converged=converged, n_oracle_calls=solver.n_oracle_calls,
+                     working_set_size=int(solver.working_set_sizes().sum()),
+                     objective_curve=np.array(primal_curve), dual_curve=np.array(dual_curve),
+                     timestamps=np.array(timestamps), state=solver.get_state() if keep_state else None)

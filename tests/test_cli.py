@@ -84,7 +84,7 @@ def test_cross_validation_matches_manual_folds(train_test_files):
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["-s", "5"], "unknown solver type -s 5"),
+    (["-s", "9"], "unknown solver type -s 9"),
     (["-s", "4", "-l", "hinge"], "-l: unknown loss"),
     (["-s", "4", "-S", "golden"], "-S: unknown search"),
     (["-l", "slack"], "-l applies to -s 2, 4"),

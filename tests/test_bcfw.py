@@ -1,0 +1,69 @@
+"""BCFW (solver='bcfw', -s 5): its optimum equals SDM's and an explicit QP's on every structure;
+its dual never decreases; warm starts continue; the CLI trains it."""
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from ssvmlinear import ChainSSVM, HierarchicalSSVM, MulticlassSSVM, MultiLabelSSVM
+from ssvmlinear._kernels.dataset import CSRDataset
+from ssvmlinear._kernels.multiclass import MulticlassStructure
+from ssvmlinear.solvers import fit_bcfw, fit_sdm
+
+from test_multilabel import random_multilabel
+from test_multilabel_pairwise import EDGES, feature_rows, qp_reference, primal
+from test_hierarchy import synthetic
+
+
+def test_bcfw_equals_the_qp_on_pairwise_multilabel():
+    X, Y = random_multilabel(n=12, d=3, K=3, seed=0)
+    # Frank-Wolfe converges as O(1/t): a relative tolerance of 1e-5 on the block gaps
+    est = MultiLabelSSVM(C=0.5, edges=EDGES, solver="bcfw", tol=1e-5, max_iter=100000, fit_intercept=False,
+                         random_state=0).fit(X, Y)
+    rows = feature_rows(X, Y, EDGES, -1.0)
+    ref, w = qp_reference(rows, np.full(12, 0.5), lse=False)
+    assert est.converged_ and primal(est, rows, np.full(12, 0.5), False) == pytest.approx(ref, rel=1e-4)
+    assert est.dual_objective_ <= ref * (1 + 1e-9) and est.dual_objective_ == pytest.approx(ref, rel=1e-4)
+    assert est.objective_ >= ref * (1 - 1e-9)
+
+
+@pytest.mark.parametrize("make", ["multiclass", "chain", "hierarchy"])
+def test_bcfw_reaches_sdms_optimum(make):
+    rng = np.random.default_rng(1)
+    if make == "multiclass":
+        X = sp.random(200, 20, density=0.3, format="csr", random_state=1)
+        y = rng.integers(0, 5, 200)
+        a = MulticlassSSVM(C=0.3, solver="bcfw", tol=1e-5, max_iter=50000).fit(X, y)
+        b = MulticlassSSVM(C=0.3, tol=1e-7, max_iter=20000).fit(X, y)
+    elif make == "chain":
+        lengths = rng.integers(2, 6, 40)
+        X = sp.random(int(lengths.sum()), 10, density=0.4, format="csr", random_state=2)
+        y = rng.integers(0, 4, int(lengths.sum()))
+        a = ChainSSVM(C=0.3, solver="bcfw", tol=1e-5, max_iter=50000).fit(X, y, lengths)
+        b = ChainSSVM(C=0.3, tol=1e-7, max_iter=20000).fit(X, y, lengths)
+    else:
+        h, X, y = synthetic(3, n=150)
+        a = HierarchicalSSVM(h, model="nhsvm", C=0.3, solver="bcfw", tol=1e-5, max_iter=50000).fit(X, y)
+        b = HierarchicalSSVM(h, model="nhsvm", C=0.3, tol=1e-7, max_iter=20000).fit(X, y)
+    assert a.converged_ and b.converged_
+    assert a.objective_ == pytest.approx(b.objective_, rel=1e-4)
+    assert a.gap_ <= 1e-4 * abs(a.objective_)
+    assert np.all(np.diff(a.dual_curve_) >= -1e-9 * abs(a.dual_curve_[-1]))      # exact line search
+
+
+def test_bcfw_warm_start_and_cli(tmp_path, capsys):
+    from ssvmlinear import dump_svmlight_file
+    from ssvmlinear.cli import train_main
+    rng = np.random.default_rng(4)
+    X = sp.random(150, 15, density=0.3, format="csr", random_state=4)
+    y = rng.integers(0, 4, 150)
+    est = MulticlassSSVM(C=0.2, solver="bcfw", warm_start=True, tol=1e-5, max_iter=50000).fit(X, y)
+    first = est.n_iter_
+    est.set_params(C=0.4).fit(X, y)
+    cold = MulticlassSSVM(C=0.4, solver="bcfw", tol=1e-5, max_iter=50000).fit(X, y)
+    assert est.objective_ == pytest.approx(cold.objective_, rel=1e-4) and first > 0
+    f = tmp_path / "d.svm"
+    dump_svmlight_file(X, y, f)
+    assert train_main(["-s", "5", "-t", "multiclass", "-c", "0.2", str(f), str(tmp_path / "m")]) == 0
+    assert "passes" in capsys.readouterr().out
