@@ -49,6 +49,10 @@ cdef class RelaxedPairwiseMultiLabelStructure(PairwiseMultiLabelStructure):
     # pair). An integral labelling is the vertex with 0/1 marginals; loss (Hamming), score, Gram and
     # updates are linear in the marginals. The oracles are the forest's (integral answers, encoded).
     cdef const int[::1] y_marg            # true labels as marginals (n_examples x (K + E))
+    cdef object lp                        # the LP oracle on any graph (None: a forest)
+    cdef readonly long long n_lp_failures
+
+    cdef void _lp_oracle(self, const double *w, Py_ssize_t i, double lam, int *y_out, double *work) noexcept nogil
 
     cdef void _encode(self, int *y) noexcept nogil
     cdef void _encode_many(self, int *labels, int n) noexcept nogil

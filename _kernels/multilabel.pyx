@@ -412,12 +412,29 @@ cdef class MultiLabelStructure(Structure):
         return np.asarray(self.y).reshape(self.n_examples, self.n_labels).copy()
 
 
+def check_pairs(edges, Py_ssize_t n_labels):
+    """edges as an (E, 2) int64 array; ValueError naming the first pair outside 0..n_labels-1, a
+    self-loop or a pair given twice (in either order)."""
+    edges = np.asarray(edges, dtype=np.int64).reshape(-1, 2)
+    seen = {}
+    for e, (a, b) in enumerate(edges.tolist()):
+        if not (0 <= a < n_labels and 0 <= b < n_labels):
+            raise ValueError(f"edge {e} ({a}, {b}) names a label outside 0..{n_labels - 1}")
+        if a == b:
+            raise ValueError(f"edge {e} ({a}, {b}) joins a label to itself")
+        key = (min(a, b), max(a, b))
+        if key in seen:
+            raise ValueError(f"edge {e} ({a}, {b}) repeats edge {seen[key]}")
+        seen[key] = e
+    return edges
+
+
 def forest_of(edges, Py_ssize_t n_labels):
     """(parent, edge_of): the forest of label pairs `edges` (E x 2) rooted at the lowest label of
     each tree; parent[v] = -1 for a root, edge_of[v] the edge joining v to its parent. ValueError
     when an index is out of range, an edge is a self-loop or repeated, or the edges close a cycle
     (the message names the edge)."""
-    edges = np.asarray(edges, dtype=np.int64).reshape(-1, 2)
+    edges = check_pairs(edges, n_labels)
     root = list(range(n_labels))
 
     def find(u):
@@ -467,11 +484,15 @@ cdef class PairwiseMultiLabelStructure(MultiLabelStructure):
     PairwiseMultiLabelStructure(X, Y, edges, normalize_loss=False): edges (E x 2) label indices
     forming a forest."""
 
-    def __init__(self, CSRDataset X, Y, edges, bint normalize_loss=False):
+    def __init__(self, CSRDataset X, Y, edges, bint normalize_loss=False, bint forest=True):
         MultiLabelStructure.__init__(self, X, Y, normalize_loss)
         cdef Py_ssize_t K = self.n_labels, v, e
         edges = np.ascontiguousarray(np.asarray(edges, dtype=np.int32).reshape(-1, 2))
-        parent, edge_of = forest_of(edges, K)
+        if forest:
+            parent, edge_of = forest_of(edges, K)
+        else:                          # any graph (a subclass brings its own oracle): no tree
+            check_pairs(edges, K)
+            parent, edge_of = np.full(K, -1, dtype=np.int32), np.full(K, -1, dtype=np.int64)
         self.edges = edges.ravel()
         self.n_edges = edges.shape[0]
         self.pair_off = self.n_weights
@@ -711,10 +732,15 @@ cdef class RelaxedPairwiseMultiLabelStructure(PairwiseMultiLabelStructure):
     oracles' answers are integral (the forest's max-product), the loss, scores, Gram and updates
     take any marginals.
 
-    RelaxedPairwiseMultiLabelStructure(X, Y, edges, normalize_loss=False)."""
+    RelaxedPairwiseMultiLabelStructure(X, Y, edges, normalize_loss=False, lp=None): with lp (any
+    graph of label pairs, e.g. all of them) the lambda-oracle is the LP relaxation over the local
+    polytope, lp(c) -> the marginals x (K + E) maximising c . x (ssvmlinear.multilabel.PairwiseLP,
+    HiGHS): it holds the GIL, and its fractional answers are the relaxed labels the solvers train
+    on; without lp the edges must form a forest and the oracles are its max-product."""
 
-    def __init__(self, CSRDataset X, Y, edges, bint normalize_loss=False):
-        PairwiseMultiLabelStructure.__init__(self, X, Y, edges, normalize_loss)
+    def __init__(self, CSRDataset X, Y, edges, bint normalize_loss=False, lp=None):
+        PairwiseMultiLabelStructure.__init__(self, X, Y, edges, normalize_loss, lp is None)
+        self.lp = lp
         cdef Py_ssize_t i, L = self.n_labels + self.n_edges
         self.max_label_len = L
         self.offers_microf1 = False     # Micro-F1's coordinates count integral labels
@@ -728,7 +754,7 @@ cdef class RelaxedPairwiseMultiLabelStructure(PairwiseMultiLabelStructure):
     def __reduce__(self):
         Y = np.asarray(self.y).reshape(self.n_examples, self.n_labels)
         return (RelaxedPairwiseMultiLabelStructure,
-                (self.X, Y, np.asarray(self.edges).reshape(-1, 2), self.normalize_loss))
+                (self.X, Y, np.asarray(self.edges).reshape(-1, 2), self.normalize_loss, self.lp))
 
     def encode(self, label_marginals, pair_marginals=None):
         """The relaxed label of P(y_k = 1) (K) and P(y_a = 1, y_b = 1) per edge (E); a 0/1 vector
@@ -874,9 +900,52 @@ cdef class RelaxedPairwiseMultiLabelStructure(PairwiseMultiLabelStructure):
 
     cdef double oracle(self, const double *w, Py_ssize_t i, double lam, int *y_out,
                        double *m_out, double *delta_out, double *work) noexcept nogil:
-        cdef double v = PairwiseMultiLabelStructure.oracle(self, w, i, lam, y_out, m_out, delta_out, work)
-        self._encode(y_out)
-        return v
+        cdef double v
+        if self.lp is None:
+            v = PairwiseMultiLabelStructure.oracle(self, w, i, lam, y_out, m_out, delta_out, work)
+            self._encode(y_out)
+            return v
+        self._lp_oracle(w, i, lam, y_out, work)
+        self.margins(w, i, y_out, 1, m_out, work, True)
+        delta_out[0] = self.loss(i, y_out)
+        return m_out[0] + lam * delta_out[0]
+
+    cdef void _lp_oracle(self, const double *w, Py_ssize_t i, double lam, int *y_out, double *work) noexcept nogil:
+        """The LP relaxation over the local polytope: variables P(y_k = 1) and P(y_a = y_b = 1);
+        the objective is f + lam * Hamming written in them (a table's four marginals are linear in
+        its pair's three variables). work[0:K]: the unary scores (margins() reuses them)."""
+        cdef Py_ssize_t k, e, a, b, K = self.n_labels, E = self.n_edges
+        cdef const int *yi = self._states(i)
+        cdef const double *P = w + self.pair_off
+        cdef double *c = work + K
+        cdef double la = lam * self._loss_weight(), v
+        row_gemv(self.X.row(i), w, K, work)
+        for k in range(K):
+            c[k] = work[k] + (-la if yi[k] else la)
+        for e in range(E):
+            a = self.edges[2 * e]
+            b = self.edges[2 * e + 1]
+            c[a] += P[4 * e + 2] - P[4 * e]
+            c[b] += P[4 * e + 1] - P[4 * e]
+            c[K + e] = P[4 * e] - P[4 * e + 1] - P[4 * e + 2] + P[4 * e + 3]
+        with gil:
+            try:
+                x = np.asarray(self.lp(np.asarray(<double[:K + E]> c)), dtype=np.float64)
+                for k in range(K + E):
+                    v = min(max(float(x[k]), 0.0), 1.0)
+                    y_out[k] = <int> (v * MARGINAL_ONE + 0.5)
+            except Exception:
+                self.n_lp_failures += 1      # no answer: y_i itself
+                for k in range(K + E):
+                    y_out[k] = self.true_label(i)[k]
+
+    cdef int n_loss_levels(self, Py_ssize_t i) noexcept nogil:
+        return 0 if self.lp is not None else PairwiseMultiLabelStructure.n_loss_levels(self, i)
+
+    cdef Py_ssize_t workspace_size(self) noexcept nogil:
+        cdef Py_ssize_t a = PairwiseMultiLabelStructure.workspace_size(self)
+        cdef Py_ssize_t b = 2 * self.n_labels + self.n_edges + 1      # the LP oracle's
+        return a if a > b else b
 
     cdef void loss_indexed_oracle(self, const double *w, Py_ssize_t i, double *best_m, int *labels,
                                   double *work) noexcept nogil:
@@ -885,6 +954,8 @@ cdef class RelaxedPairwiseMultiLabelStructure(PairwiseMultiLabelStructure):
 
     cdef int kbest(self, const double *w, Py_ssize_t i, double lam, int kb, int *labels_out,
                    double *values_out, double *work) noexcept nogil:
+        if self.lp is not None:
+            return Structure.kbest(self, w, i, lam, kb, labels_out, values_out, work)   # none: raises
         cdef int got = PairwiseMultiLabelStructure.kbest(self, w, i, lam, kb, labels_out, values_out, work)
         self._encode_many(labels_out, got)
         return got

@@ -35,8 +35,9 @@ options:
 	l1,l2 is multilabel, otherwise multiclass; -t multiclass reads a qid file as independent
 	examples; -t multilabel reads a file whose lines all hold one label as multi-label)
 {STRUCTURE_LINES}
--E edges : multilabel with pairwise label interactions on a forest: chow-liu (the Chow-Liu tree
-	of the training labels) or a file of label pairs, one "l1 l2" per line (default: independent)
+-E edges : multilabel with pairwise label interactions: chow-liu (the Chow-Liu tree of the
+	training labels), full (every pair; LP relaxation) or a file of label pairs, one "l1 l2" per
+	line (a forest: exact max-product; any other graph: the LP relaxation) (default: independent)
 -H file : a label hierarchy, one "parent child" pair of integer node ids per line (# comments);
 	training labels are its leaves (selects -t hierarchy)
 -M model : with -H: nhsvm (normalised hierarchical SVM, node weights sqrt(alpha), the default),
@@ -227,7 +228,7 @@ def train_main(argv=None):
             # 2000000000 must not ask for two billion columns)
             label_values, cols = np.unique(y.indices, return_inverse=True)
             y = sp.csr_matrix((y.data, cols.astype(np.int32), y.indptr), shape=(y.shape[0], len(label_values)))
-            if structure_params.get("edges", "chow-liu") != "chow-liu":     # -E FILE: pairs of label values
+            if structure_params.get("edges", "chow-liu") not in ("chow-liu", "full"):   # -E FILE: label value pairs
                 from .multilabel import read_edges_file
                 structure_params["edges"] = read_edges_file(structure_params["edges"], label_values)
         bias = opts.get("B", -1.0)

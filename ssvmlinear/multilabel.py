@@ -16,7 +16,8 @@ from .multiclass import MulticlassSSVM
 from .metrics import example_accuracy
 from .utils import check_csr
 from ._kernels.dataset import CSRDataset
-from ._kernels.multilabel import MultiLabelStructure, PairwiseMultiLabelStructure, forest_of
+from ._kernels.multilabel import (MultiLabelStructure, PairwiseMultiLabelStructure, RelaxedPairwiseMultiLabelStructure,
+                                  check_pairs, forest_of)
 
 
 class MultiLabelSSVM(MultiOutputMixin, ClassifierMixin, StructuredSSVM):
@@ -80,7 +81,7 @@ class MultiLabelSSVM(MultiOutputMixin, ClassifierMixin, StructuredSSVM):
         "solver": [None, StrOptions(set(SOLVERS))],
         "normalize_loss": ["boolean"],
         "exact_violators": ["boolean"],
-        "edges": [None, StrOptions({"chow-liu"}), "array-like"],
+        "edges": [None, StrOptions({"chow-liu", "full"}), "array-like"],
     }
 
     def __init__(self, C=1.0, solver=None, loss="margin", tol=None, max_iter=1000, fit_intercept=True,
@@ -190,7 +191,7 @@ class MultiLabelSSVM(MultiOutputMixin, ClassifierMixin, StructuredSSVM):
             except ValueError:
                 fail("edges: expected label index pairs a:b", line)
             try:
-                forest_of(pairs, n_classes)
+                check_pairs(pairs, n_classes)
             except ValueError as e:
                 fail(f"edges: {e}", line)
             params["edges"] = pairs
@@ -227,14 +228,33 @@ class MultiLabelSSVM(MultiOutputMixin, ClassifierMixin, StructuredSSVM):
         return P.astype(self._output, copy=False)
 
     def _decode(self, X):
-        """Max-product on the forest for every row of X: the (n_samples, K) 0/1 labels."""
+        """The exact MAP labels of every row of X, (n_samples, K) 0/1: max-product on a forest;
+        on any other graph the LP relaxation, then the integer program for the rows whose LP
+        answer is fractional."""
         from .parallel import predict_structure
+        from ._kernels.factor import MARGINAL_ONE_VALUE as Q
         self._check_fitted()
         X = check_csr(X, self, reset=False)
         K = self.classes_.shape[0]
-        st_ = PairwiseMultiLabelStructure(CSRDataset(X, self._bias), np.zeros((X.shape[0], K), dtype=np.int32),
-                                          self.edges_, bool(self.normalize_loss))
-        return predict_structure(st_, self._weight_vector(), self.n_jobs).reshape(X.shape[0], K)
+        w = self._weight_vector()
+        st_ = _structure(CSRDataset(X, self._bias), np.zeros((X.shape[0], K), dtype=np.int32), self.edges_,
+                         bool(self.normalize_loss))
+        Z = predict_structure(st_, w, self.n_jobs).reshape(X.shape[0], -1)
+        if not isinstance(st_, RelaxedPairwiseMultiLabelStructure):
+            return Z
+        frac = np.flatnonzero(np.any((Z != 0) & (Z != Q), axis=1))
+        P = (Z[:, :K] >= Q // 2).astype(np.int32)
+        if frac.size:
+            lp = PairwiseLP(K, self.edges_)
+            T = self.pairwise_.reshape(-1, 4)
+            U = np.asarray(X[frac] @ self.coef_.T) + self.intercept_
+            a, b = self.edges_[:, 0], self.edges_[:, 1]
+            for r, row in enumerate(frac):
+                c = np.concatenate([U[r], T[:, 3] - T[:, 1] - T[:, 2] + T[:, 0]])
+                np.add.at(c, a, T[:, 2] - T[:, 0])
+                np.add.at(c, b, T[:, 1] - T[:, 0])
+                P[row] = lp.integer(c)[:K].astype(np.int32)
+        return P
 
     def predict_labels(self, X):
         """Predicted label sets as a list of tuples of classes_ (MultiLabelBinarizer's
@@ -258,10 +278,60 @@ class MultiLabelSSVM(MultiOutputMixin, ClassifierMixin, StructuredSSVM):
         return example_accuracy(Ytrue, P, sample_weight=sample_weight)
 
 
+def _is_forest(edges, K):
+    try:
+        forest_of(edges, K)
+        return True
+    except ValueError:
+        return False
+
+
 def _structure(data, Y, edges, normalize_loss):
-    if edges.shape[0]:
+    """Independent labels; a forest of pairs (exact max-product); any other graph of pairs (the
+    LP relaxation over the local polytope, relaxed labels)."""
+    K = Y.shape[1]
+    if not edges.shape[0]:
+        return MultiLabelStructure(data, Y, normalize_loss)
+    if _is_forest(edges, K):
         return PairwiseMultiLabelStructure(data, Y, edges, normalize_loss)
-    return MultiLabelStructure(data, Y, normalize_loss)
+    return RelaxedPairwiseMultiLabelStructure(data, Y, edges, normalize_loss, PairwiseLP(K, edges))
+
+
+class PairwiseLP:
+    """The LP relaxation of MAP over the local polytope of binary labels coupled by pairs: lp(c)
+    maximises c . x over x = (P(y_k = 1) for the K labels, P(y_a = y_b = 1) for the E pairs) with
+    x_ab <= x_a, x_ab <= x_b, x_a + x_b - x_ab <= 1, 0 <= x <= 1 (HiGHS through scipy's linprog,
+    constraints built once); integer(c): the same in 0/1 (scipy's milp), exact MAP for prediction."""
+
+    def __init__(self, K, edges):
+        import scipy.sparse as sp
+        self.K, self.edges = int(K), np.asarray(edges, dtype=np.int64).reshape(-1, 2)
+        E = self.edges.shape[0]
+        r = np.arange(E)
+        a, b, ab = self.edges[:, 0], self.edges[:, 1], self.K + r
+        rows = np.concatenate([r, r, E + r, E + r, 2 * E + r, 2 * E + r, 2 * E + r])
+        cols = np.concatenate([ab, a, ab, b, a, b, ab])
+        vals = np.concatenate([np.ones(E), -np.ones(E), np.ones(E), -np.ones(E), np.ones(E), np.ones(E), -np.ones(E)])
+        self.A = sp.csr_matrix((vals, (rows, cols)), shape=(3 * E, self.K + E))
+        self.b = np.concatenate([np.zeros(2 * E), np.ones(E)])
+
+    def __call__(self, c):
+        from scipy.optimize import linprog
+        res = linprog(-np.asarray(c, dtype=np.float64), A_ub=self.A, b_ub=self.b, bounds=(0, 1), method="highs")
+        if res.status != 0:
+            raise RuntimeError(res.message)
+        return res.x
+
+    def integer(self, c):
+        from scipy.optimize import LinearConstraint, milp
+        res = milp(-np.asarray(c, dtype=np.float64), constraints=LinearConstraint(self.A, -np.inf, self.b),
+                   integrality=np.ones(self.K + self.edges.shape[0]), bounds=(0, 1))
+        if res.status != 0:
+            raise RuntimeError(res.message)
+        return np.rint(res.x)
+
+    def __reduce__(self):
+        return (PairwiseLP, (self.K, self.edges))
 
 
 def chow_liu_edges(Y):
@@ -295,6 +365,10 @@ def _fit_edges(edges, Y):
     if edges is None:
         return np.zeros((0, 2), dtype=np.int64)
     if isinstance(edges, str):
+        if edges == "full":
+            K = Y.shape[1]
+            a, b = np.triu_indices(K, 1)
+            return np.ascontiguousarray(np.stack([a, b], axis=1), dtype=np.int64)
         return chow_liu_edges(Y)
     E = np.asarray(edges)
     if E.size == 0:
@@ -304,7 +378,7 @@ def _fit_edges(edges, Y):
                          f"{E.shape}, dtype {E.dtype}")
     E = np.ascontiguousarray(E, dtype=np.int64)
     if Y is not None:
-        forest_of(E, Y.shape[1])
+        check_pairs(E, Y.shape[1])
     return E
 
 

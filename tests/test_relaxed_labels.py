@@ -133,3 +133,84 @@ def test_every_solver_trains_on_relaxed_labels(fit, kwargs):
         assert got.primal == pytest.approx(ref.primal, rel=1e-9)
     else:
         np.testing.assert_allclose(got.w, ref.w, atol=1e-9)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_lp_oracle_on_the_full_graph(seed):
+    """edges = all pairs: the LP relaxation over the local polytope bounds the best labelling
+    (enumeration of all 2^K) and attains it when its answer is integral; its reported m and loss
+    are those of the relaxed label it returns; the integer program is exact MAP."""
+    from ssvmlinear._kernels.multilabel import PairwiseMultiLabelStructure as PMS
+    from ssvmlinear.multilabel import PairwiseLP
+    from test_multilabel_pairwise import phi
+    from test_multilabel import all_labels, dense_rows
+    rng = np.random.default_rng(40 + seed)
+    K = 4
+    X, Y = random_multilabel(n=5, d=3, K=K, seed=seed)
+    a, b = np.triu_indices(K, 1)
+    edges = np.stack([a, b], axis=1)
+    lp = PairwiseLP(K, edges)
+    st = RelaxedPairwiseMultiLabelStructure(CSRDataset(X, 1.0), Y, edges, False, lp)
+    D = dense_rows(X, 1.0)
+    labels = all_labels(K)
+    Q = MARGINAL_ONE_VALUE
+    for _ in range(3):
+        w = rng.standard_normal(st.n_weights)
+        for i in range(5):
+            m = np.array([w @ (phi(D[i], y, edges) - phi(D[i], Y[i], edges)) for y in labels])
+            H = (labels != Y[i]).sum(axis=1)
+            for lam in (0.0, 1.0):
+                vals = m + lam * H
+                y, mo, do = st.py_oracle(w, i, lam)
+                assert mo + lam * do >= vals.max() - 1e-7
+                mu, tables = st.decode(y)
+                assert np.all(tables >= -1e-6) and np.allclose(tables.sum(axis=(1, 2)), 1.0, atol=1e-6)
+                if np.all((y == 0) | (y == Q)):
+                    assert mo + lam * do == pytest.approx(vals.max(), abs=1e-7)
+                # exact MAP by the integer program, with the objective the oracle builds
+                U = (w[:-4 * len(edges)].reshape(4, K).T @ D[i])
+                T = w[-4 * len(edges):].reshape(-1, 4)
+                c = np.concatenate([U + lam * np.where(Y[i] == 1, -1.0, 1.0), T[:, 3] - T[:, 1] - T[:, 2] + T[:, 0]])
+                np.add.at(c, edges[:, 0], T[:, 2] - T[:, 0])
+                np.add.at(c, edges[:, 1], T[:, 1] - T[:, 0])
+                z = lp.integer(c)[:K].astype(int)
+                k = int(np.flatnonzero((labels == z).all(axis=1))[0])
+                assert vals[k] == pytest.approx(vals.max(), abs=1e-9)
+    with pytest.raises(ValueError, match="closes a cycle"):
+        PMS(CSRDataset(X, 1.0), Y, edges)          # the exact structure still needs a forest
+
+
+FULL = {}
+
+
+def full_reference():
+    """The data and SDM's optimum of MultiLabelSSVM(edges='full') (computed once)."""
+    from ssvmlinear import MultiLabelSSVM
+    if not FULL:
+        X, Y = random_multilabel(n=20, d=4, K=4, seed=11)
+        FULL.update(X=X, Y=Y, ref=MultiLabelSSVM(C=0.5, edges="full", tol=1e-4, max_iter=5000, random_state=0).fit(X, Y))
+    return FULL["X"], FULL["Y"], FULL["ref"]
+
+
+@pytest.mark.parametrize("solver", ["sdm", "cutting-plane", "bcfw"])
+def test_full_pairwise_multilabel_estimator(solver):
+    """MultiLabelSSVM(edges='full') trains on relaxed labels (LP oracle); predict is exact MAP
+    (enumeration); the solvers agree on the relaxed problem's objective."""
+    import warnings
+    from ssvmlinear import MultiLabelSSVM
+    from ssvmlinear.exceptions import ConvergenceWarning
+    from test_multilabel import all_labels
+    X, Y, ref = full_reference()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        est = MultiLabelSSVM(C=0.5, edges="full", solver=solver, max_iter=60 if solver == "bcfw" else 300,
+                             random_state=0).fit(X, Y)
+    assert est.edges_.shape == (6, 2) and est.pairwise_.shape == (6, 2, 2)
+    P = est.predict(X)
+    P = P.toarray() if hasattr(P, "toarray") else np.asarray(P)
+    labels = all_labels(4)
+    S = np.asarray(X @ est.coef_.T) + est.intercept_
+    for r in range(X.shape[0]):
+        f = labels @ S[r] + sum(est.pairwise_[e][labels[:, a], labels[:, b]] for e, (a, b) in enumerate(est.edges_))
+        assert f[int(np.flatnonzero((labels == P[r]).all(axis=1))[0])] == pytest.approx(f.max(), abs=1e-9)
+    assert est.objective_ == pytest.approx(ref.objective_, rel=0.05)
