@@ -7,7 +7,7 @@ import scipy.sparse as sp
 
 from .registry import SOLVERS, SOLVER_TYPES, STRUCTURES, structure_of, structure_for_file_kind
 from .exceptions import ConvergenceWarning
-from .io import load_svmlight_file
+from .datacache import load_data
 from .model_io import save_model, load_model, format_label
 from .utils import match_columns, write_atomic
 
@@ -72,7 +72,8 @@ options:
 	objective, Pegasos mini-batches (-b) and cross-validation folds (default 1)
 -r seed : random seed (default 1)
 -q : quiet mode (no outputs)
-Feature indices are 1-based; gzip/bz2 files are read transparently.
+Feature indices are 1-based; gzip/bz2 files are read transparently; a .ssvmdata folder written by
+ssvm-convert is read by memory map (no parsing).
 """
 
 PREDICT_USAGE = """\
@@ -209,7 +210,7 @@ def train_main(argv=None):
             check_model_path(model_file)
         if structure == "auto" and "H" in opts:
             structure = "hierarchy"
-        data = load_svmlight_file(train_file, zero_based=False,
+        data = load_data(train_file, zero_based=False,
                                   kind="auto" if structure == "auto" else STRUCTURES[structure].file_kind)
         X, y = data[0], data[1]
         lengths = data[2] if len(data) == 3 else None
@@ -293,7 +294,7 @@ def predict_main(argv=None):
         kind = structure_of(model).file_kind
         if getattr(model, "_predicts_label_sets", kind == "multilabel"):
             return _predict_multilabel(model, test_file, output_file, opts.get("q", False))
-        data = load_svmlight_file(test_file, zero_based=False, kind=kind)
+        data = load_data(test_file, zero_based=False, kind=kind)
         X, y, lengths = data[0], data[1], (data[2] if kind == "sequence" else None)
         X = match_columns(X, model.n_features_in_)
         pred = model.predict(X) if lengths is None else model.predict(X, lengths)
@@ -330,7 +331,7 @@ def multilabel_report(Y, P):
 def _predict_multilabel(model, test_file, output_file, quiet):
     """Label sets of a multi-label test file; measures over the model's labels plus any label of
     the file the model does not know (always missed)."""
-    X, Y = load_svmlight_file(test_file, zero_based=False, kind="multilabel", qid="error")
+    X, Y = load_data(test_file, zero_based=False, kind="multilabel", qid="error")
     P = sp.csr_matrix(model.predict(match_columns(X, model.n_features_in_)))
     names = [format_label(c) for c in model.classes_]
     write_atomic(output_file, "".join(",".join(names[j] for j in P.indices[P.indptr[r]:P.indptr[r + 1]]) + "\n"

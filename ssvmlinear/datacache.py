@@ -1,0 +1,174 @@
+"""Binary data sets: an svmlight file parsed once into a folder of .npy arrays that later runs
+(and workers) read by memory map, so repeated runs skip parsing and training can use data larger
+than RAM (the operating system pages the arrays in as the passes read them).
+
+A `.ssvmdata` folder holds meta.json ({"format": 1, "kind", "shape", ...}), X as data.npy
+(float64), indices.npy (int32), indptr.npy (int32, or int64 past 2^31 nonzeros), and the labels:
+y.npy (multiclass, sequence), lengths.npy (sequence), or y_indices.npy / y_indptr.npy and
+"n_labels" (multi-label: column j of the indicator is label value j, as load_svmlight_file gives).
+Written to a temporary folder and renamed. Read-only memory maps; the sizes in meta.json are
+checked against the arrays' own headers before anything is used.
+
+    ssvm-convert data.svm data.ssvmdata      # then: ssvm-train ... data.ssvmdata model
+"""
+import json
+import os
+import shutil
+import sys
+
+import numpy as np
+import scipy.sparse as sp
+
+FORMAT = 1
+SUFFIX = ".ssvmdata"
+
+
+def is_ssvmdata(path):
+    return os.path.isdir(path) and os.path.isfile(os.path.join(path, "meta.json"))
+
+
+def save_ssvmdata(path, X, y, lengths=None):
+    """Write X (CSR) and its labels (as load_svmlight_file returns them) to the folder `path`."""
+    X = sp.csr_matrix(X)
+    X.sort_indices()
+    meta = {"format": FORMAT, "shape": [int(X.shape[0]), int(X.shape[1])], "nnz": int(X.nnz)}
+    arrays = {"data": X.data.astype(np.float64, copy=False), "indices": X.indices.astype(np.int32, copy=False),
+              "indptr": X.indptr.astype(np.int32 if X.nnz < 2**31 else np.int64, copy=False)}
+    if sp.issparse(y):
+        Y = sp.csr_matrix(y)
+        meta.update(kind="multilabel", n_labels=int(Y.shape[1]))
+        arrays.update(y_indices=Y.indices.astype(np.int64), y_indptr=Y.indptr.astype(np.int64))
+    else:
+        arrays["y"] = np.asarray(y, dtype=np.float64)
+        meta["kind"] = "sequence" if lengths is not None else "multiclass"
+        if lengths is not None:
+            arrays["lengths"] = np.asarray(lengths, dtype=np.int64)
+    parent, base = os.path.split(os.path.abspath(path))
+    tmp = os.path.join(parent, f".{base}.{os.getpid()}.tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    os.makedirs(tmp)
+    try:
+        for name, a in arrays.items():
+            np.save(os.path.join(tmp, name + ".npy"), a)
+        with open(os.path.join(tmp, "meta.json"), "w") as fh:
+            json.dump(meta, fh)
+        if os.path.isdir(path):
+            shutil.rmtree(path)
+        os.replace(tmp, path)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def load_ssvmdata(path):
+    """(X, y) or (X, y, lengths) as load_svmlight_file returns them, X's arrays memory-mapped
+    read-only; ValueError naming the folder and the file on anything inconsistent."""
+    def fail(what):
+        raise ValueError(f"{path}: {what}")
+    try:
+        with open(os.path.join(path, "meta.json")) as fh:
+            meta = json.load(fh)
+    except (OSError, ValueError) as e:
+        fail(f"meta.json unreadable ({e})")
+    if meta.get("format") != FORMAT:
+        fail(f"unsupported format {meta.get('format')!r} (this version reads {FORMAT})")
+    try:
+        n, d = (int(v) for v in meta["shape"])
+        nnz = int(meta["nnz"])
+        kind = meta["kind"]
+    except (KeyError, TypeError, ValueError):
+        fail("meta.json lacks shape, nnz or kind")
+
+    def arr(name, length, dtypes):
+        f = os.path.join(path, name + ".npy")
+        try:
+            a = np.load(f, mmap_mode="r")
+        except (OSError, ValueError) as e:
+            fail(f"{name}.npy unreadable ({e})")
+        if a.ndim != 1 or a.shape[0] != length or a.dtype not in [np.dtype(t) for t in dtypes]:
+            fail(f"{name}.npy holds {a.shape} {a.dtype}, meta.json implies ({length},) {'/'.join(map(str, dtypes))}")
+        return a
+    data = arr("data", nnz, ["float64"])
+    indices = arr("indices", nnz, ["int32"])
+    indptr = arr("indptr", n + 1, ["int32", "int64"])
+    if indptr[0] != 0 or indptr[-1] != nnz or (n and np.any(np.diff(indptr) < 0)):
+        fail("indptr.npy does not rise from 0 to nnz")
+    if nnz and (indices.min() < 0 or indices.max() >= d):
+        fail(f"indices.npy holds a column outside 0..{d - 1}")
+    X = sp.csr_matrix((data, indices, indptr), shape=(n, d), copy=False)
+    if kind == "multilabel":
+        L = int(meta.get("n_labels", -1))
+        yi = arr("y_indptr", n + 1, ["int64"])
+        yind = arr("y_indices", int(yi[-1]) if n + 1 else 0, ["int64"])
+        if L < 0 or (yind.size and (yind.min() < 0 or yind.max() >= L)):
+            fail("y_indices.npy holds a label outside 0..n_labels-1")
+        Y = sp.csr_matrix((np.ones(yind.shape[0], dtype=np.int32), np.asarray(yind), np.asarray(yi)), shape=(n, L))
+        return X, Y
+    y = np.asarray(arr("y", n, ["float64"]))
+    if kind == "multiclass":
+        return X, y
+    if kind != "sequence":
+        fail(f"unknown kind {kind!r}")
+    lengths = np.load(os.path.join(path, "lengths.npy"))
+    if lengths.sum() != n or np.any(lengths < 1):
+        fail("lengths.npy does not split the rows into sequences")
+    return X, y, lengths
+
+
+def load_data(path, **kw):
+    """A .ssvmdata folder (memory-mapped) or an svmlight file (load_svmlight_file's kw)."""
+    if is_ssvmdata(path):
+        out = load_ssvmdata(path)
+        kind = kw.get("kind", "auto")
+        if kind == "multiclass" and len(out) == 3:
+            return out[0], out[1]
+        if kind not in ("auto", _kind_of(out)) and not (kind == "multiclass" and len(out) == 2):
+            raise ValueError(f"{path}: holds {_kind_of(out)} data, expected {kind}")
+        n_features = kw.get("n_features")
+        if n_features is not None and out[0].shape[1] > n_features:
+            raise ValueError(f"{path}: {out[0].shape[1]} columns, beyond n_features={n_features}")
+        return out
+    from .io import load_svmlight_file
+    return load_svmlight_file(path, **kw)
+
+
+def _kind_of(out):
+    return "sequence" if len(out) == 3 else ("multilabel" if sp.issparse(out[1]) else "multiclass")
+
+
+USAGE = """\
+Usage: ssvm-convert [options] svmlight_file output.ssvmdata
+options:
+-t kind : auto (default: qid: -> sequence, l1,l2 -> multilabel), multiclass, multilabel, sequence
+-q : quiet mode
+Parses the file once into a folder of .npy arrays that ssvm-train, ssvm-predict and
+ssvmlinear.datacache.load_ssvmdata read by memory map (no parsing; data larger than memory).
+Feature indices are 1-based in the input.
+"""
+
+
+def convert_main(argv=None):
+    from .io import load_svmlight_file
+    argv = sys.argv[1:] if argv is None else argv
+    kind, quiet, rest = "auto", False, []
+    i = 0
+    while i < len(argv):
+        if argv[i] == "-t" and i + 1 < len(argv):
+            kind, i = argv[i + 1], i + 2
+        elif argv[i] == "-q":
+            quiet, i = True, i + 1
+        else:
+            rest.append(argv[i])
+            i += 1
+    if len(rest) != 2 or kind not in ("auto", "multiclass", "multilabel", "sequence"):
+        sys.stdout.write(USAGE)
+        return 1
+    try:
+        out = load_svmlight_file(rest[0], zero_based=False, kind=kind)
+        save_ssvmdata(rest[1], *out)
+    except (ValueError, OSError) as e:
+        sys.stderr.write(f"ssvm-convert: error: {e}\n")
+        return 1
+    if not quiet:
+        print(f"{rest[1]}: {out[0].shape[0]} rows, {out[0].shape[1]} columns, {out[0].nnz} nonzeros ({_kind_of(out)})")
+    return 0

@@ -1,0 +1,71 @@
+"""Binary data sets (ssvm-convert / .ssvmdata): round trips of every kind, memory-mapped X that
+the kernels use without a copy, the same models as from the text file, and clear errors on
+corrupt folders."""
+import json
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from ssvmlinear import load_svmlight_file, load_model
+from ssvmlinear.cli import train_main
+from ssvmlinear.datacache import convert_main, load_ssvmdata, save_ssvmdata
+from ssvmlinear.utils import check_csr
+
+
+def mapped(a):
+    """Whether an array's memory is a file mapping (its chain of bases ends in one)."""
+    import mmap
+    while a is not None:
+        if isinstance(a, (np.memmap, mmap.mmap)):
+            return True
+        a = getattr(a, "base", None)
+    return False
+
+
+@pytest.mark.parametrize("name", ["ocr_letters_test.svm.gz", "scene_test.svm.gz"])
+def test_round_trip_and_memory_map(name, tmp_path):
+    src = f"data/{name}"
+    ref = load_svmlight_file(src, zero_based=False)
+    assert convert_main(["-q", src, str(tmp_path / "d.ssvmdata")]) == 0
+    got = load_ssvmdata(tmp_path / "d.ssvmdata")
+    assert len(got) == len(ref)
+    assert (got[0] != ref[0]).nnz == 0 and got[0].shape == ref[0].shape
+    assert mapped(got[0].data) and mapped(got[0].indices)
+    X = check_csr(got[0])
+    assert np.shares_memory(X.data, got[0].data)       # the kernels read the map, no copy
+    if sp.issparse(ref[1]):
+        assert (got[1] != ref[1]).nnz == 0
+    else:
+        np.testing.assert_array_equal(got[1], ref[1])
+    if len(ref) == 3:
+        np.testing.assert_array_equal(got[2], ref[2])
+
+
+def test_training_from_ssvmdata_equals_the_text_file(tmp_path):
+    src = "data/ocr_letters_test.svm.gz"
+    assert convert_main(["-q", src, str(tmp_path / "d.ssvmdata")]) == 0
+    assert train_main(["-q", "-c", "0.1", "-m", "30", src, str(tmp_path / "a.model")]) == 0
+    assert train_main(["-q", "-c", "0.1", "-m", "30", str(tmp_path / "d.ssvmdata"), str(tmp_path / "b.model")]) == 0
+    a, b = load_model(tmp_path / "a.model"), load_model(tmp_path / "b.model")
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    np.testing.assert_array_equal(a.transition_, b.transition_)
+
+
+def test_corrupt_folders_fail_clearly(tmp_path):
+    X = sp.random(5, 4, density=0.5, format="csr", random_state=0)
+    save_ssvmdata(tmp_path / "d", X, np.arange(5.0))
+    meta = json.loads((tmp_path / "d" / "meta.json").read_text())
+    meta["nnz"] += 10                                 # a header that promises more than is there
+    (tmp_path / "d" / "meta.json").write_text(json.dumps(meta))
+    with pytest.raises(ValueError, match=r"d: data.npy holds \(\d+,\) float64, meta.json implies"):
+        load_ssvmdata(tmp_path / "d")
+    save_ssvmdata(tmp_path / "e", X, np.arange(5.0))
+    np.save(tmp_path / "e" / "indices.npy", np.full(X.nnz, 7, dtype=np.int32))
+    with pytest.raises(ValueError, match="column outside 0..3"):
+        load_ssvmdata(tmp_path / "e")
+    meta = json.loads((tmp_path / "e" / "meta.json").read_text())
+    meta["format"] = 9
+    (tmp_path / "e" / "meta.json").write_text(json.dumps(meta))
+    with pytest.raises(ValueError, match="unsupported format 9"):
+        load_ssvmdata(tmp_path / "e")
