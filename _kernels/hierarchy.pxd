@@ -8,7 +8,7 @@ cdef class HierarchyStructure(Structure):
     # (NHSVM, (6.10)); weights one row per node, feature-major (w[j*M + n], as multiclass with M
     # classes). Task losses: node Hamming |A(l) sym-diff A(y_i)| (6.2); the normalised structural
     # error sqrt(sum of c_n^2 over the symmetric difference) (6.9); normalised margin (6.13):
-    # dphi divided by that norm and loss 1. Nodes are numbered parents first (a topological order).
+    # dphi divided by that norm and loss 1; the 0/1 loss (Shared SVM's fixed Delta(l, l_i)). Nodes are numbered parents first (a topological order).
     cdef readonly Py_ssize_t n_nodes, n_leaves
     cdef readonly bint is_tree
     cdef readonly int task_loss            # TASK_HAMMING, TASK_NORMALIZED, TASK_NORMALIZED_MARGIN

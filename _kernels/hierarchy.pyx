@@ -26,9 +26,11 @@ cdef enum:
     TASK_HAMMING = 0
     TASK_NORMALIZED = 1
     TASK_NORMALIZED_MARGIN = 2
+    TASK_ZERO_ONE = 3
 
 # task_loss names for Python callers
-TASK_LOSSES = {"hamming": TASK_HAMMING, "normalized": TASK_NORMALIZED, "normalized-margin": TASK_NORMALIZED_MARGIN}
+TASK_LOSSES = {"hamming": TASK_HAMMING, "normalized": TASK_NORMALIZED, "normalized-margin": TASK_NORMALIZED_MARGIN,
+               "zero-one": TASK_ZERO_ONE}
 
 
 ctypedef struct Key:
@@ -64,8 +66,8 @@ cdef class HierarchyStructure(Structure):
             raise ValueError(f"X has {X.n_rows} rows but y has {y.shape[0]} labels")
         if y.shape[0] and (y.min() < 0 or y.max() >= L):
             raise ValueError("leaf numbers must lie in [0, n_leaves)")
-        if coef.shape[0] != M or task_loss not in (0, 1, 2):
-            raise ValueError("one coefficient per node and a task loss 0, 1 or 2 expected")
+        if coef.shape[0] != M or task_loss not in (0, 1, 2, 3):
+            raise ValueError("one coefficient per node and a task loss 0..3 (TASK_LOSSES) expected")
         self.X = X
         self.y = y
         self.parent = parent
@@ -102,8 +104,9 @@ cdef class HierarchyStructure(Structure):
         """The sorted distinct losses of every true leaf (the loss-indexed oracle's levels)."""
         cdef Py_ssize_t L = self.n_leaves
         cdef int l, t
-        self.has_levels = self.task_loss == TASK_NORMALIZED_MARGIN or L * L <= LEVEL_TABLE_LIMIT
-        if self.task_loss == TASK_NORMALIZED_MARGIN or not self.has_levels:
+        cdef bint two_levels = self.task_loss == TASK_NORMALIZED_MARGIN or self.task_loss == TASK_ZERO_ONE
+        self.has_levels = two_levels or L * L <= LEVEL_TABLE_LIMIT
+        if two_levels or not self.has_levels:
             self.lvl_ptr = np.zeros(L + 1, dtype=np.int64)
             self.lvl_vals = np.zeros(1)
             return
@@ -268,6 +271,8 @@ cdef class HierarchyStructure(Structure):
                 V[l] = m + lam * sd
             elif self.task_loss == TASK_NORMALIZED:
                 V[l] = m + lam * sqrt(sd)
+            elif self.task_loss == TASK_ZERO_ONE:
+                V[l] = m + lam
             else:
                 norm = sqrt(sd)
                 V[l] = (m / norm if norm > 0.0 else m) + lam
@@ -363,12 +368,12 @@ cdef class HierarchyStructure(Structure):
     cdef int n_loss_levels(self, Py_ssize_t i) noexcept nogil:
         if not self.has_levels:
             return 0
-        if self.task_loss == TASK_NORMALIZED_MARGIN:
+        if self.task_loss == TASK_NORMALIZED_MARGIN or self.task_loss == TASK_ZERO_ONE:
             return 2 if self.n_leaves > 1 else 1
         return <int> (self.lvl_ptr[self.y[i] + 1] - self.lvl_ptr[self.y[i]])
 
     cdef double level_loss(self, Py_ssize_t i, int level) noexcept nogil:
-        if self.task_loss == TASK_NORMALIZED_MARGIN:
+        if self.task_loss == TASK_NORMALIZED_MARGIN or self.task_loss == TASK_ZERO_ONE:
             return <double> level
         return self.lvl_vals[self.lvl_ptr[self.y[i]] + level]
 
@@ -390,7 +395,7 @@ cdef class HierarchyStructure(Structure):
             labels[lev] = -1
         for l in range(L):
             d = self._loss_of(l, t)
-            if self.task_loss == TASK_NORMALIZED_MARGIN:
+            if self.task_loss == TASK_NORMALIZED_MARGIN or self.task_loss == TASK_ZERO_ONE:
                 lev = 0 if l == t else 1
             else:
                 lo, hi = 0, nl - 1

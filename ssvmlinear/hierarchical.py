@@ -20,7 +20,7 @@ def _empty_rows(n):
     import scipy.sparse as sp
     return sp.csr_matrix((n, 1))
 # Shared SVM keeps the margins unnormalised ((6.17)): its loss must not depend on alpha
-DEFAULT_TASK_LOSS = {"hsvm": "hamming", "nhsvm": "normalized", "flat": "normalized", "shared": "hamming"}
+DEFAULT_TASK_LOSS = {"hsvm": "hamming", "nhsvm": "normalized", "flat": "normalized", "shared": "zero-one"}
 
 
 class HierarchicalSSVM(ClassifierMixin, StructuredSSVM):
@@ -42,11 +42,11 @@ class HierarchicalSSVM(ClassifierMixin, StructuredSSVM):
         until the objective 1/2 sum ||U_n||^2 / alpha_n + C sum loss decreases by at most
         shared_tol relative, or after max_alternations; each fit starts afresh (a new alpha is a
         new feature map: nothing cached from the old one is reused). The task loss must not
-        depend on alpha (default hamming; "normalized" is refused).
+        depend on alpha (default "zero-one", (6.17)'s fixed Delta(l, l_i); "hamming" allowed).
     task_loss: "hamming" (node Hamming distance of the ancestor sets, (6.2)), "normalized"
-    (sqrt of the sum of c_n^2 over their symmetric difference, (6.9)) or "normalized-margin"
-    ((6.13): the margin divided by that norm, loss 1); default hamming for HSVM, normalized
-    otherwise.
+    (sqrt of the sum of c_n^2 over their symmetric difference, (6.9)), "normalized-margin"
+    ((6.13): the margin divided by that norm, loss 1) or "zero-one"; default hamming for HSVM,
+    normalized for NHSVM and flat, zero-one for Shared SVM.
 
     Parameters beyond the common ones (see MulticlassSSVM): hierarchy (a Hierarchy, a file of
     "parent child" lines or a (parents, children) pair of node id arrays), model, alpha, T.
@@ -62,7 +62,7 @@ class HierarchicalSSVM(ClassifierMixin, StructuredSSVM):
         "hierarchy": "no_validation",   # a Hierarchy, a path or (parents, children): as_hierarchy checks
         "model": [StrOptions(set(MODELS))],
         "alpha": [StrOptions({"rho2", "directional"}), "array-like"],
-        "task_loss": [None, StrOptions({"hamming", "normalized", "normalized-margin"})],
+        "task_loss": [None, StrOptions({"hamming", "normalized", "normalized-margin", "zero-one"})],
         "T": [Interval(numbers.Real, 1, None, closed="left")],
         "solver": [None, StrOptions(set(SOLVERS))],
         "max_alternations": [Interval(numbers.Integral, 1, None, closed="left")],
@@ -183,25 +183,23 @@ class HierarchicalSSVM(ClassifierMixin, StructuredSSVM):
         h = self.hierarchy_
         if not h.is_tree:
             raise ValueError("model='shared' needs a tree hierarchy (Algorithm 5); this one is a DAG")
-        if self._task_loss == "normalized":
-            raise ValueError("model='shared' keeps the margins unnormalised: task_loss 'normalized' depends on "
-                             "alpha; use 'hamming' or 'normalized-margin'")
+        if self._task_loss in ("normalized", "normalized-margin"):
+            raise ValueError(f"model='shared' keeps the margins unnormalised: task_loss {self._task_loss!r} "
+                             "depends on alpha; use 'zero-one' (the default, (6.17)'s Delta(l, l_i)) or 'hamming'")
         curve = []
-        best = None
-        for _ in range(int(self.max_alternations)):
+        for k in range(int(self.max_alternations)):
             self._coef_n = np.sqrt(self.alpha_)
             w = self._solve(self._structure(X, leaves), Cs, self._warm_key_of(X))
-            objective = self.objective_           # 1/2 ||V||^2 + C sum loss at this alpha
-            curve.append(objective)
-            if best is not None and best[0] - objective <= self.shared_tol * abs(objective):
-                if objective < best[0]:
-                    best = (objective, w, self.alpha_)
+            curve.append(self.objective_)         # 1/2 ||V||^2 + C sum loss at this alpha
+            # the objective never increases (alpha is optimal for U, then V is refitted): stop
+            # when it no longer decreases by shared_tol relative; the last (V, alpha) is returned
+            if k and curve[-2] - curve[-1] <= self.shared_tol * abs(curve[-1]):
                 break
-            if best is None or objective < best[0]:
-                best = (objective, w, self.alpha_)
+            if k + 1 == int(self.max_alternations):
+                break
             U2 = (w.reshape(-1, h.n_nodes) ** 2).sum(axis=0) * self.alpha_     # ||U_n||^2, U_n = c_n V_n
+            w = None                              # one weight vector alive during the next fit
             self.alpha_, _ = alpha_shared(h, U2)
-        self.objective_, w, self.alpha_ = best
         self._coef_n = np.sqrt(self.alpha_)
         self.alternation_objectives_ = np.array(curve)
         return w
