@@ -18,6 +18,7 @@ cdef class HierarchyStructure(Structure):
     cdef const long long[::1] anc_ptr      # A(l) of leaf l: anc_idx[anc_ptr[l]:anc_ptr[l+1]], sorted
     cdef const int[::1] anc_idx
     cdef const double[::1] coef            # c_n
+    cdef const double[::1] loss_coef       # the normalised losses' node coefficients (default c_n)
     cdef double[::1] c2                    # c_n^2 (the Gram matrix's node weights)
     cdef double[::1] lw                    # loss weight of each node: 1 (Hamming) or c_n^2
     cdef double[::1] depth_w               # trees: sum of lw over A(n)

@@ -56,7 +56,7 @@ cdef class HierarchyStructure(Structure):
     (anc_ptr, anc_idx sorted); coef c_n per node; task_loss 0/1/2 (TASK_LOSSES)."""
 
     def __init__(self, CSRDataset X, y, parent, leaf_node, anc_ptr, anc_idx, coef, bint is_tree,
-                 int task_loss=0):
+                 int task_loss=0, loss_coef=None):
         y = np.ascontiguousarray(y, dtype=np.int32)
         parent = np.ascontiguousarray(parent, dtype=np.int32)
         leaf_node = np.ascontiguousarray(leaf_node, dtype=np.int32)
@@ -82,7 +82,13 @@ cdef class HierarchyStructure(Structure):
         self.n_weights = X.n_cols * M
         self.max_label_len = 1
         self.c2 = coef * coef
-        self.lw = np.ones(M) if task_loss == 0 else coef * coef
+        # the normalised losses' node weights: c_n^2, or fixed ones (Shared SVM keeps its loss
+        # while alpha changes)
+        loss_coef = coef if loss_coef is None else np.ascontiguousarray(loss_coef, dtype=np.float64)
+        if loss_coef.shape[0] != M:
+            raise ValueError("one loss coefficient per node expected")
+        self.loss_coef = loss_coef
+        self.lw = np.ones(M) if task_loss == 0 else loss_coef * loss_coef
         dw = np.zeros(M)
         if is_tree:
             for n in range(M):
@@ -93,7 +99,7 @@ cdef class HierarchyStructure(Structure):
     def __reduce__(self):
         return (HierarchyStructure, (self.X, np.asarray(self.y), np.asarray(self.parent), np.asarray(self.leaf_node),
                                      np.asarray(self.anc_ptr), np.asarray(self.anc_idx), np.asarray(self.coef),
-                                     self.is_tree, self.task_loss))
+                                     self.is_tree, self.task_loss, np.asarray(self.loss_coef)))
 
     def subset(self, Py_ssize_t lo, Py_ssize_t hi):
         """The structure of examples lo..hi-1 (same weights layout)."""

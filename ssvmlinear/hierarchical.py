@@ -42,7 +42,8 @@ class HierarchicalSSVM(ClassifierMixin, StructuredSSVM):
         until the objective 1/2 sum ||U_n||^2 / alpha_n + C sum loss decreases by at most
         shared_tol relative, or after max_alternations; each fit starts afresh (a new alpha is a
         new feature map: nothing cached from the old one is reused). The task loss must not
-        depend on alpha (default "zero-one", (6.17)'s fixed Delta(l, l_i); "hamming" allowed).
+        depend on alpha (default "zero-one", (6.17)'s fixed Delta(l, l_i); "hamming", or
+        "normalized" with the node weights of the initial alpha, kept fixed).
     task_loss: "hamming" (node Hamming distance of the ancestor sets, (6.2)), "normalized"
     (sqrt of the sum of c_n^2 over their symmetric difference, (6.9)), "normalized-margin"
     ((6.13): the margin divided by that norm, loss 1) or "zero-one"; default hamming for HSVM,
@@ -112,7 +113,7 @@ class HierarchicalSSVM(ClassifierMixin, StructuredSSVM):
         if self._multilabel:
             return multilabel_hierarchy_structure(CSRDataset(X, self._bias), leaves, self.hierarchy_, self._coef_n)
         return hierarchy_structure(CSRDataset(X, self._bias), leaves, self.hierarchy_, self._coef_n,
-                                   self._task_loss)
+                                   self._task_loss, getattr(self, "_loss_coef", None))
 
     # ssvm-train passes label-set files' Y with a column per label value (the leaf ids), not
     # compacted; ssvm-predict reports label-set measures when the fit was multi-label
@@ -183,9 +184,11 @@ class HierarchicalSSVM(ClassifierMixin, StructuredSSVM):
         h = self.hierarchy_
         if not h.is_tree:
             raise ValueError("model='shared' needs a tree hierarchy (Algorithm 5); this one is a DAG")
-        if self._task_loss in ("normalized", "normalized-margin"):
-            raise ValueError(f"model='shared' keeps the margins unnormalised: task_loss {self._task_loss!r} "
-                             "depends on alpha; use 'zero-one' (the default, (6.17)'s Delta(l, l_i)) or 'hamming'")
+        if self._task_loss == "normalized-margin":
+            raise ValueError("model='shared' keeps the margins unnormalised: task_loss 'normalized-margin' "
+                             "rescales them with alpha; use 'zero-one' (the default), 'hamming' or 'normalized'")
+        # a normalised loss stays that of the initial alpha while alpha is learned
+        self._loss_coef = np.sqrt(self.alpha_) if self._task_loss == "normalized" else None
         curve = []
         for k in range(int(self.max_alternations)):
             self._coef_n = np.sqrt(self.alpha_)

@@ -335,16 +335,17 @@ def alpha_shared(h, sqnorms):
     return alpha, float(F[0]) if n else 0.0
 
 
-def hierarchy_structure(X, leaves, h, coef, task_loss="hamming"):
+def hierarchy_structure(X, leaves, h, coef, task_loss="hamming", loss_coef=None):
     """The kernel structure (_kernels/hierarchy.pyx) of a CSRDataset X whose examples are labelled
     with leaf numbers `leaves` of hierarchy h, node coefficients coef (c_n: 1 for HSVM, sqrt(alpha)
-    for NHSVM) and a task loss name ("hamming", "normalized", "normalized-margin")."""
+    for NHSVM), a task loss name (TASK_LOSSES) and the node coefficients of the normalised losses
+    (default coef)."""
     from ._kernels.hierarchy import HierarchyStructure, TASK_LOSSES
     if task_loss not in TASK_LOSSES:
         raise ValueError(f"task_loss must be one of {sorted(TASK_LOSSES)}, got {task_loss!r}")
     parent = h.parent_of if h.is_tree else np.full(h.n_nodes, -1, dtype=np.int32)
     return HierarchyStructure(X, leaves, parent, h.leaves.astype(np.int32), h.anc_ptr, h.anc_idx,
-                              np.asarray(coef, dtype=np.float64), h.is_tree, TASK_LOSSES[task_loss])
+                              np.asarray(coef, dtype=np.float64), h.is_tree, TASK_LOSSES[task_loss], loss_coef)
 
 
 class DagLP:

@@ -418,8 +418,8 @@ def test_shared_svm_refuses_dags_and_alpha_dependent_losses():
     with pytest.raises(ValueError, match="needs a tree"):
         HierarchicalSSVM(Hierarchy.from_edges([1, 1, 2, 3, 1], [2, 3, 4, 4, 5]), model="shared").fit(X, [4, 5, 4])
     h, X, y = synthetic()
-    with pytest.raises(ValueError, match="depends on alpha"):
-        HierarchicalSSVM(h, model="shared", task_loss="normalized").fit(X, y)
+    with pytest.raises(ValueError, match="rescales them with alpha"):
+        HierarchicalSSVM(h, model="shared", task_loss="normalized-margin").fit(X, y)
     assert d.n_leaves == 1
 
 
@@ -634,3 +634,24 @@ def test_pegasos_surrogates_train_hierarchies(loss, search):
                 best = max(best, delta * max(0.0, 1.0 + m))
             obj += 0.5 * best
         assert est.objective_ == pytest.approx(obj, rel=1e-9)
+
+
+def test_fixed_loss_coefficients_and_shared_normalized_loss():
+    """loss_coef fixes the normalised loss's node weights apart from the feature map's c_n (Shared
+    SVM keeps the loss of its initial alpha while alpha is learned)."""
+    from ssvmlinear import HierarchicalSSVM
+    rng = np.random.default_rng(21)
+    h = random_tree(rng, 9)
+    coef, lcoef = rng.uniform(0.2, 1.0, h.n_nodes), rng.uniform(0.2, 1.0, h.n_nodes)
+    X = sp.random(4, 3, density=0.7, format="csr", random_state=0)
+    y = rng.integers(0, h.n_leaves, 4).astype(np.int32)
+    st = hierarchy_structure(CSRDataset(X, 1.0), y, h, coef, "normalized", loss_coef=lcoef)
+    _, lam = explicit(h, lcoef, X, 1.0)
+    for i in range(4):
+        for l in range(h.n_leaves):
+            assert st.py_loss(i, np.array([l], np.int32)) == pytest.approx(task(lam[l], lam[y[i]], "normalized", lcoef))
+    hs, Xs, ys = synthetic(6, n=120)
+    est = HierarchicalSSVM(hs, model="shared", task_loss="normalized", C=0.5, max_alternations=4).fit(Xs, ys)
+    assert np.all(np.diff(est.alternation_objectives_) <= 1e-6 * abs(est.alternation_objectives_[0]))
+    with pytest.raises(ValueError, match="normalized-margin"):
+        HierarchicalSSVM(hs, model="shared", task_loss="normalized-margin").fit(Xs, ys)
