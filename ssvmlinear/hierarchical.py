@@ -200,7 +200,9 @@ class HierarchicalSSVM(ClassifierMixin, StructuredSSVM):
                 break
             if k + 1 == int(self.max_alternations):
                 break
-            U2 = (w.reshape(-1, h.n_nodes) ** 2).sum(axis=0) * self.alpha_     # ||U_n||^2, U_n = c_n V_n
+            W = w.reshape(-1, h.n_nodes)
+            U2 = np.einsum("ij,ij->j", W, W) * self.alpha_     # ||U_n||^2, U_n = c_n V_n (no temporary of W's size)
+            W = None
             w = None                              # one weight vector alive during the next fit
             self.alpha_, _ = alpha_shared(h, U2)
         self._coef_n = np.sqrt(self.alpha_)
