@@ -79,6 +79,13 @@ class ChainSSVM(ClassifierMixin, StructuredSSVM):
         on the final working sets. True also walks the k-best list past labels saturated at C, so
         the fixed point is the optimum of the full LSE problem OP3; at small C nearly every
         labelling violates, so this is only practical for short sequences or few tags.
+    gdmm_rho, gdmm_eta, fmo_subsets : solver="gdmm" only (Yen et al. 2016: dual decomposition into
+        token and tag-pair factors; see solvers.fit_gdmm). gdmm_rho (default 1) weighs the augmented
+        Lagrangian relative to the mean squared token norm; gdmm_eta (default 0.5) is the
+        multiplier step; fmo_subsets (default 1: exact oracles) > 1 selects the sublinear
+        factorwise oracles: each token searches one of fmo_subsets blocks of tags (plus the tags
+        it has already found), each tag pair searches ordered multimaps of the transition table.
+        It pays with many tags (hundreds to thousands); with few (OCR's 26) SDM is faster.
     fit_intercept defaults to False here (the paper's feature map has no bias).
 
     fit(X, y, lengths, sample_weight=None): X has one row per token, y one tag per token, lengths
@@ -109,7 +116,8 @@ class ChainSSVM(ClassifierMixin, StructuredSSVM):
     def __init__(self, C=1.0, solver=None, loss="margin", tol=None, max_iter=1000, fit_intercept=False,
                  intercept_scaling=1.0, start_end=False, normalize_loss=False, exact_violators=False,
                  n_jobs=None, random_state=None, verbose=0, warm_start=False, callback=None,
-                 search="hull", batch_size=1, average=True, projection=False, oracle_batch=1):
+                 search="hull", batch_size=1, average=True, projection=False, oracle_batch=1, gdmm_rho=1.0,
+                 gdmm_eta=0.5, fmo_subsets=1):
         self.C = C
         self.solver = solver
         self.loss = loss
@@ -130,6 +138,9 @@ class ChainSSVM(ClassifierMixin, StructuredSSVM):
         self.average = average
         self.projection = projection
         self.oracle_batch = oracle_batch
+        self.gdmm_rho = gdmm_rho
+        self.gdmm_eta = gdmm_eta
+        self.fmo_subsets = fmo_subsets
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, lengths=None, sample_weight=None, *, sequence_ids=None):

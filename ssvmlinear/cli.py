@@ -51,6 +51,8 @@ options:
 	-s 0: SDM oracle block: the loss-augmented inferences of a block of examples are made
 	at the block's starting weights in -n threads, then its examples are updated in turn
 	(1 = the sequential method; results depend on -b, not on -n)
+-F subsets : -s 6: sublinear factorwise oracles, each token searching one of `subsets` blocks
+	of tags, tag pairs searched in ordered multimaps (default 1: exact oracles)
 -c cost : set the parameter C (default 1); objective 1/2||w||^2 + C sum_i loss_i
 -e epsilon : set tolerance of termination criterion
 	-s 0: stop after a pass over all examples in which every example's KKT violation
@@ -62,7 +64,11 @@ options:
 	      violated by at most eps * sum_i C_i, i.e. eps per example (svm_struct's -e; default 0.1)
 	-s 4: stop after an epoch whose primal objective changed by at most eps relative
 	      (default 1e-3); -m counts epochs
-	without -e, -s 0-3 also require a relative duality gap (primal - dual) / primal <= 1%
+	-s 5: stop after a pass whose block Frank-Wolfe gaps sum to at most eps times the dual
+	      (default 1e-3)
+	-s 6: the same with eps also bounding the consistency violation of the factors
+	      (default 0.01)
+	without -e, -s 0-3, 5 and 6 also require a relative duality gap (primal - dual) / primal <= 1%
 -B bias : if bias > 0, instance x becomes [x; bias] (a regularised bias); if <= 0, no bias term
 	(default -1)
 -m max_iter : maximal number of passes over the data (default 1000)
@@ -165,7 +171,7 @@ def train_main(argv=None):
         sys.stdout.write(TRAIN_USAGE)
         return 1
     spec = {"s": int, "t": str, "c": float, "e": float, "B": float, "m": int, "v": int, "n": int,
-            "r": int, "q": None, "l": str, "S": str, "b": int, **{flag: str for flag in STRUCTURE_FLAGS}}
+            "r": int, "q": None, "l": str, "S": str, "b": int, "F": int, **{flag: str for flag in STRUCTURE_FLAGS}}
     try:
         opts, rest = _parse_options(argv, spec)
         if len(rest) not in (1, 2):
@@ -191,6 +197,10 @@ def train_main(argv=None):
                 raise UsageError(f"-S: unknown search {opts['S']!r}; expected one of {', '.join(METHODS)}")
         if opts.get("b", 1) < 1:
             raise UsageError("-b: batch size must be >= 1")
+        if "F" in opts and str(stype) not in _types_taking("F").split(", "):
+            raise UsageError(f"-F applies to -s {_types_taking('F')}")
+        if opts.get("F", 1) < 1:
+            raise UsageError("-F: the number of subsets must be >= 1")
         structure = opts.get("t", "auto")
         if structure != "auto" and structure not in STRUCTURES:
             raise UsageError(f"unknown structure -t {structure}; expected auto or one of {', '.join(STRUCTURES)}")

@@ -82,6 +82,12 @@ def _run_bcfw(est, structure, Cs, args, kw, gap_tol, primal):
     return fit_bcfw(structure, Cs, *args, gap_tol=gap_tol, **kw)
 
 
+def _run_gdmm(est, structure, Cs, args, kw, gap_tol, primal):
+    from .solvers import fit_gdmm
+    return fit_gdmm(structure, Cs, *args, gap_tol=gap_tol, rho=float(getattr(est, "gdmm_rho", 1.0)),
+                    eta=float(getattr(est, "gdmm_eta", 0.5)), fmo_subsets=int(getattr(est, "fmo_subsets", 1)), **kw)
+
+
 def _run_pegasos(est, structure, Cs, args, kw, gap_tol, primal):
     from .solvers import fit_pegasos   # no duality gap: its rule is the primal's relative change
     return fit_pegasos(structure, Cs, *args, loss=est.loss, search=est.search, batch_size=int(est.batch_size),
@@ -102,6 +108,12 @@ SOLVERS = {s.name: s for s in (
                accepts=lambda loss: None if loss == "lse" else _surrogate_problem(loss, convex_only=True)),
     SolverSpec("bcfw", cli=((5, "margin", "block-coordinate Frank-Wolfe, margin rescaling (BCFW)"),),
                default_for=(), default_tol=1e-3, accepts=_only("margin"), run=_run_bcfw),
+    SolverSpec("gdmm", cli=((6, "margin", "GDMM with factorwise oracles, margin rescaling (chains; -F for the\n"
+                                          "\t      sublinear oracles)"),),
+               default_for=(), default_tol=0.01, accepts=_only("margin"), run=_run_gdmm, cli_options={"F": "fmo_subsets"},
+               constraints={"gdmm_rho": [Interval(numbers.Real, 0, None, closed="neither")],
+                            "gdmm_eta": [Interval(numbers.Real, 0, None, closed="neither")],
+                            "fmo_subsets": [Interval(numbers.Integral, 1, None, closed="left")]}),
     SolverSpec("pegasos", cli=((4, None, "Pegasos SGD, any surrogate (-l) and search (-S)"),),
                default_for=("*",), default_tol=1e-3, searches=True, run=_run_pegasos,
                cli_options={"b": "batch_size", "S": "search"},

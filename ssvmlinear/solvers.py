@@ -583,3 +583,76 @@ def fit_bcfw(structure, Cs, tol, max_iter, seed, verbose=0, callback=None, estim
                      working_set_size=int(solver.working_set_sizes().sum()),
                      objective_curve=np.array(primal_curve), dual_curve=np.array(dual_curve),
                      timestamps=np.array(timestamps), state=solver.get_state() if keep_state else None)
+
+
+def fit_gdmm(structure, Cs, tol, max_iter, seed, verbose=0, callback=None, estimator=None,
+             state=None, keep_state=False, gap_tol=None, rho=1.0, eta=0.5, fmo_subsets=1):
+    """GDMM (Yen et al. 2016, Alg. 1; _kernels/gdmm.pyx) on a chain: factor duals per token and per
+    pair of tokens, an augmented Lagrangian on their consistency, block Frank-Wolfe with away steps
+    per factor driven by factorwise maximisation oracles, the multiplier step (13) after each pass.
+
+    rho: the augmented Lagrangian's weight, relative to the mean squared token norm; eta: the
+    multiplier step (scaled multipliers: 1 is the method of multipliers; the paper's analysis needs
+    eta < rho / 4, and 0.5 with rho = 1 converged on every problem we tried). fmo_subsets = nu:
+    1 = exact FMOs (all K tags of a token, all K^2 pairs of a bigram); nu > 1 = the sublinear FMOs:
+    a token searches one of nu blocks of tags (+ its active labels), a pair searches the ordered
+    multimaps of the transition table (exact, O(|A_t||A_t+1|) instead of O(K^2)).
+
+    Each pass reports the sum of the blocks' Frank-Wolfe gaps (at the first step of each block) and
+    the consistency violation (sum_i C_i ||M q_pair - q_token||_1 / sum_i C_i T_i). Stopping rule:
+    a pass in which the gaps are at most tol times the dual objective and the violation at most
+    tol; then the primal objective of w (one Viterbi pass) is computed, and with gap_tol (the
+    estimators' default) the relative gap (primal - dual) / primal must be <= gap_tol too (the
+    dual -G(q) is the structural dual only at consistency, so the violation bound comes first);
+    while it is not, tol is divided by 10. No warm start: a refit starts from alpha = 0."""
+    from ._kernels.chain import ChainStructure
+    from ._kernels.gdmm import ChainGDMM
+    if not isinstance(structure, ChainStructure):
+        raise ValueError("solver='gdmm' trains chains (ChainSSVM) in this version; the pairwise multi-label "
+                         "factors are trained through their LP relaxation by 'sdm', 'bcfw', 'cutting-plane' "
+                         "or 'pegasos'")
+    solver = ChainGDMM(structure, Cs, rho=rho, eta=eta, fmo_subsets=fmo_subsets, sublinear=fmo_subsets > 1,
+                       seed=seed)
+    primal_curve, dual_curve, timestamps, infeasibility = [], [], [], []
+    passes = 0
+    converged = interrupted = stopped_by_user = False
+    primal = np.nan
+    t0 = time.perf_counter()
+    try:
+        while passes < max_iter:
+            gaps, infeas = solver.run_pass()
+            passes += 1
+            dual = solver.dual()
+            dual_curve.append(dual)
+            primal_curve.append(np.nan)
+            infeasibility.append(infeas)
+            timestamps.append(time.perf_counter() - t0)
+            if verbose:
+                log_progress(f"[gdmm] pass {passes:5d} block gaps {gaps:.4g} violation {infeas:.3g} "
+                             f"dual {dual:.10g} time {timestamps[-1]:.2f}s")
+            if gaps <= tol * max(abs(dual), 1e-300) and infeas <= tol:
+                primal = solver.primal()
+                primal_curve[-1] = primal
+                if verbose:
+                    log_progress(f"[gdmm] primal {primal:.10g}")
+                if not gap_too_large(primal, dual, gap_tol):
+                    converged = True
+                    break
+                tol *= 0.1
+            if callback is not None and callback(estimator) is False:
+                stopped_by_user = True
+                break
+    except KeyboardInterrupt:
+        interrupted = True
+    if not converged:
+        primal = solver.primal()
+    warn_if_unfinished("GDMM", interrupted, not converged and passes >= max_iter, max_iter,
+                       f"the block gaps and the consistency violation fell to tol={tol:.3g}")
+    dual = solver.dual()
+    if not (interrupted or stopped_by_user):
+        warn_if_gap_large("GDMM", primal, dual)
+    return FitResult(w=solver.coef, primal=primal, dual=dual, gap=primal - dual, n_iter=passes,
+                     n_outer=passes, converged=converged, n_oracle_calls=solver.n_fmo_calls,
+                     working_set_size=int(round(sum(solver.active_set_sizes()))),
+                     objective_curve=np.array(primal_curve), dual_curve=np.array(dual_curve),
+                     timestamps=np.array(timestamps), infeasibility=np.array(infeasibility), state=None)

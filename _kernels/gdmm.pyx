@@ -1,0 +1,873 @@
+# cython: language_level=3
+# distutils: language = c++
+"""GDMM (Yen et al. 2016, Alg. 1) on sequence labeling: the structural SVM dual decomposed into
+factors -- one unigram factor per token (domain: K tags; inner-product factor x_t (x) e_y, plus the
+start/end weights at the ends) and one bigram factor per adjacent pair (domain: K^2 tag pairs;
+indicator factor, the shared transition table) -- linked by consistency constraints, solved by an
+augmented Lagrangian whose inner minimisation needs only factorwise maximisation oracles (FMOs).
+
+Derivation (ours; the paper's appendices are not in our copy). Write each factor's dual (11) as
+alpha_f = C_i (e_{ybar_f} - q_f) with q_f in the simplex of the factor's domain; then
+    w(q) = sum_i C_i sum_f (phi_f(ybar_f) - sum_y q_f(y) phi_f(y)),
+    G(q) = 1/2 ||w(q)||^2 - sum_i C_i sum_t sum_y q_t(y) delta_t(y)    (= -(structural dual))
+and (10)'s constraint M_jf alpha_f = alpha_j becomes r_jf := M_jf q_f - q_j = 0 (marginals of a
+pair's q equal its tokens' q: the local polytope, exact on a chain). The augmented Lagrangian (12)
+with messages m_jf = lambda_jf - C_i r_jf is
+    L(q, lambda) = G(q) + rho/2 sum_{jf} (||m_jf||^2 - ||lambda_jf||^2),
+and its gradient in a block is -C_i times the "augmented score" a_f:
+    unigram t:  a_t(y)     = x_t . w_y [+ start/end] + delta_t(y) - rho sum_{f ni t} m_tf(y)
+    bigram (t,t+1): a(y,y') = W_trans[y, y'] + rho (m_{t,f}(y) + m_{t+1,f}(y')).
+A Frank-Wolfe vertex is the FMO argmax_y a_f(y) (15); the away vertex the active label of smallest
+a_f (16); the step along d is exact (L is quadratic along d): gamma = C_i a.d / curv, clipped to
+[0, 1] (FW) or [0, q(v)/(1 - q(v))] (away), with curvature C_i^2 (kappa ||d||^2 + rho sum_j
+||M_jf d||^2), kappa = ||x_t||^2 [+1 per end] for a unigram and 1 for a bigram. Steps repeat on a
+factor until one is not a drop step (Alg. 2, block-coordinate as the paper's implementation).
+After each pass over all factors, (13): lambda_jf <- lambda_jf - eta C_i r_jf.
+
+FMOs. Exact: all K tags of a token (one sparse K-wide product, as Viterbi's unary scores) and all
+K^2 pairs of a bigram. Sublinear (fmo_subsets = nu > 1):
+  * unigram, (21): the tags split into nu contiguous blocks, one drawn per call; the labels where
+    the token's messages are non-zero (its active labels and its neighbours') are always scored,
+    so labels once found stay found;
+  * bigram, sect. 3.2 (i)-(iv): the messages of a pair are non-zero only on the supports S_L, S_R
+    of its two tokens' active sets; the transition table is kept in ordered multimaps (per row,
+    per column, whole table; C++ std::set) over the entries that were ever changed -- the rest
+    are 0, since w starts at 0 and a step changes only the entries in the factor's active set --
+    and the search compares (iv) S_L x S_R explicitly, (ii)/(iii) the best entry of each support
+    row/column outside the other support, (i) the best entry outside both: O(|S_L||S_R| +
+    log) per pair, not O(K^2). The maps are updated with every changed entry (O(log) each).
+The per-pass cost then has no O(K) or O(K^2) term per token once active sets settle (the sampled
+block is K/nu tags).
+"""
+import numpy as np
+
+from cython.operator cimport dereference as deref, preincrement as inc
+from libc.stdint cimport uint64_t
+from libc.stdlib cimport malloc, realloc, free, calloc
+from libc.string cimport memset
+from libcpp.pair cimport pair
+from libcpp.set cimport set as cset
+from libcpp.vector cimport vector
+
+from ssvmlinear._kernels.chain cimport ChainStructure
+from ssvmlinear._kernels.dataset cimport CSRDataset, Row, row_dot, row_axpy
+from ssvmlinear._kernels.rng cimport rng_shuffle, rng_below
+
+ctypedef pair[double, int] Entry            # (-value, other index): ascending = best first
+ctypedef pair[double, long long] PairEntry  # (-value, pair index)
+
+cdef int MAX_INNER = 8                      # AFW steps per factor visit (until a non-drop step)
+cdef double NEG = -1e300
+cdef double OOM = -2e300                      # a step's return value when realloc failed
+
+
+cdef struct SVec:
+    # a sparse vector over a factor's domain (labels or pair indices), grown by realloc
+    int n
+    int cap
+    int *idx
+    double *val
+
+
+cdef inline int sv_find(const SVec *v, int k) noexcept nogil:
+    cdef int j
+    for j in range(v.n):
+        if v.idx[j] == k:
+            return j
+    return -1
+
+
+cdef inline double sv_get(const SVec *v, int k) noexcept nogil:
+    cdef int j = sv_find(v, k)
+    return v.val[j] if j >= 0 else 0.0
+
+
+cdef inline int sv_add(SVec *v, int k, double a) noexcept nogil:
+    """v[k] += a (inserting k); returns its position, -1 when out of memory."""
+    cdef int j = sv_find(v, k), cap
+    cdef int *ni
+    cdef double *nv
+    if j >= 0:
+        v.val[j] += a
+        return j
+    if v.n == v.cap:
+        cap = 4 if v.cap == 0 else 2 * v.cap
+        ni = <int *> realloc(v.idx, cap * sizeof(int))
+        if ni == NULL:
+            return -1
+        v.idx = ni
+        nv = <double *> realloc(v.val, cap * sizeof(double))
+        if nv == NULL:
+            return -1
+        v.val = nv
+        v.cap = cap
+    v.idx[v.n] = k
+    v.val[v.n] = a
+    v.n += 1
+    return v.n - 1
+
+
+cdef inline void sv_remove_at(SVec *v, int j) noexcept nogil:
+    v.n -= 1
+    v.idx[j] = v.idx[v.n]
+    v.val[j] = v.val[v.n]
+
+
+cdef class ChainGDMM:
+    """GDMM on a ChainStructure (margin rescaling, Hamming loss, per-example C_i)."""
+    cdef ChainStructure st
+    cdef CSRDataset X
+    cdef double[::1] w
+    cdef double[::1] Cs
+    cdef readonly Py_ssize_t n, n_tokens, K, nu
+    cdef readonly double rho, eta, rho_scale
+    cdef readonly bint sublinear
+    cdef SVec *qu                # per token: q_t over tags
+    cdef SVec *qb                # per token t with a successor: q over pairs y*K + y'
+    cdef SVec *lamL              # lambda of (token t, pair t) over tags
+    cdef SVec *lamR              # lambda of (token t+1, pair t) over tags
+    cdef uint64_t rng_state
+    cdef Py_ssize_t[::1] order
+    # scratch (dense over tags, kept zero outside the current supports)
+    cdef double[::1] scores, aU, msgL, msgR, muL, muR
+    cdef int[::1] markL, markR, supL, supR
+    cdef int nsupL, nsupR, stamp
+    # ordered multimaps of the transition table (sublinear bigram FMO)
+    cdef vector[cset[Entry]] row_map
+    cdef vector[cset[Entry]] col_map
+    cdef cset[PairEntry] all_map
+    cdef unsigned char[::1] touched
+    cdef public long long n_fmo_calls
+
+    def __cinit__(self):
+        self.qu = NULL
+        self.qb = NULL
+        self.lamL = NULL
+        self.lamR = NULL
+
+    def __init__(self, ChainStructure structure, Cs, double rho=1.0, double eta=1.0, Py_ssize_t fmo_subsets=1,
+                 bint sublinear=False, unsigned long long seed=0):
+        cdef Py_ssize_t g, i, t, s0, T
+        cdef const int *y
+        if structure.n_tags > 46340:
+            raise ValueError(f"GDMM: K = {structure.n_tags} tags; pair indices need K <= 46340")
+        if rho <= 0 or eta <= 0:
+            raise ValueError("GDMM: rho and eta must be positive")
+        self.st = structure
+        self.X = structure.X
+        self.n = structure.n_examples
+        self.n_tokens = structure.X.n_rows
+        self.K = structure.n_tags
+        self.Cs = np.ascontiguousarray(Cs, dtype=np.float64).copy()
+        if self.Cs.shape[0] != self.n:
+            raise ValueError("need one C per example")
+        # rho is relative to the mean squared token norm (the unigram blocks' curvature), so one
+        # default fits binary pixels (||x||^2 ~ 50) and unit-norm rows alike; lambda is the scaled
+        # multiplier (units of C_i q), so eta is a plain step (1 = the method of multipliers)
+        self.rho_scale = 0.0
+        for g in range(self.n_tokens):
+            self.rho_scale += self.X.sqnorm(g)
+        self.rho_scale = self.rho_scale / self.n_tokens if self.n_tokens and self.rho_scale > 0 else 1.0
+        self.rho = rho * self.rho_scale
+        self.eta = eta
+        self.nu = max(1, min(fmo_subsets, self.K))
+        self.sublinear = sublinear
+        self.rng_state = seed
+        self.order = np.arange(max(self.n, 1), dtype=np.intp)
+        self.w = np.zeros(structure.n_weights, dtype=np.float64)
+        K = self.K
+        self.scores = np.zeros(K)
+        self.aU = np.zeros(K)
+        self.msgL = np.zeros(K)
+        self.msgR = np.zeros(K)
+        self.muL = np.zeros(K)
+        self.muR = np.zeros(K)
+        self.markL = np.zeros(K, dtype=np.int32)
+        self.markR = np.zeros(K, dtype=np.int32)
+        self.supL = np.zeros(K, dtype=np.int32)
+        self.supR = np.zeros(K, dtype=np.int32)
+        self.stamp = 0
+        N = max(self.n_tokens, 1)
+        self.qu = <SVec *> calloc(N, sizeof(SVec))
+        self.qb = <SVec *> calloc(N, sizeof(SVec))
+        self.lamL = <SVec *> calloc(N, sizeof(SVec))
+        self.lamR = <SVec *> calloc(N, sizeof(SVec))
+        if self.qu == NULL or self.qb == NULL or self.lamL == NULL or self.lamR == NULL:
+            raise MemoryError("GDMM factor duals")
+        # q = e_ybar everywhere: alpha = 0, w = 0
+        for i in range(self.n):
+            s0 = structure.starts[i]
+            T = structure.starts[i + 1] - s0
+            y = structure.true_label(i)
+            for t in range(T):
+                if sv_add(&self.qu[s0 + t], y[t], 1.0) < 0:
+                    raise MemoryError("GDMM factor duals")
+                if t + 1 < T and sv_add(&self.qb[s0 + t], y[t] * <int> K + y[t + 1], 1.0) < 0:
+                    raise MemoryError("GDMM factor duals")
+        if sublinear:
+            self.row_map.resize(K)
+            self.col_map.resize(K)
+            self.touched = np.zeros(K * K, dtype=np.uint8)
+        self.n_fmo_calls = 0
+
+    def __dealloc__(self):
+        cdef Py_ssize_t g
+        cdef int a
+        cdef SVec *arrs[4]
+        arrs[0] = self.qu
+        arrs[1] = self.qb
+        arrs[2] = self.lamL
+        arrs[3] = self.lamR
+        for a in range(4):
+            if arrs[a] != NULL:
+                for g in range(max(self.n_tokens, 1)):
+                    free(arrs[a][g].idx)
+                    free(arrs[a][g].val)
+                free(arrs[a])
+
+    # ------------------------------------------------------------------ helpers
+
+    cdef inline void _mark_L(self, int y) noexcept nogil:
+        if self.markL[y] != self.stamp:
+            self.markL[y] = self.stamp
+            self.supL[self.nsupL] = y
+            self.nsupL += 1
+
+    cdef inline void _mark_R(self, int y) noexcept nogil:
+        if self.markR[y] != self.stamp:
+            self.markR[y] = self.stamp
+            self.supR[self.nsupR] = y
+            self.nsupR += 1
+
+    cdef void _clear_scratch(self) noexcept nogil:
+        cdef int k, y
+        for k in range(self.nsupL):
+            y = self.supL[k]
+            self.msgL[y] = 0.0
+            self.muL[y] = 0.0
+        for k in range(self.nsupR):
+            y = self.supR[k]
+            self.msgR[y] = 0.0
+            self.muR[y] = 0.0
+        self.nsupL = 0
+        self.nsupR = 0
+
+    cdef inline double _se(self, Py_ssize_t t, Py_ssize_t T, int y) noexcept nogil:
+        """Start/end weight of tag y at position t."""
+        cdef double s = 0.0
+        if self.st.use_start_end:
+            if t == 0:
+                s += self.w[self.st.start_off + y]
+            if t == T - 1:
+                s += self.w[self.st.end_off + y]
+        return s
+
+    cdef void _unigram_messages(self, Py_ssize_t g, Py_ssize_t t, Py_ssize_t T, double c) noexcept nogil:
+        """msgL[y] = sum over the token's pairs of m_tf(y), on the support supL (new stamp)."""
+        cdef SVec *v
+        cdef int j, y, n_inc = (t > 0) + (t + 1 < T)
+        cdef Py_ssize_t K = self.K
+        self.stamp += 1
+        self.nsupL = 0
+        self.nsupR = 0
+        self._mark_L(self.st.y[g])
+        v = &self.qu[g]
+        for j in range(v.n):
+            self._mark_L(v.idx[j])
+            self.msgL[v.idx[j]] += c * n_inc * v.val[j]
+        if t + 1 < T:
+            v = &self.lamL[g]
+            for j in range(v.n):
+                self._mark_L(v.idx[j])
+                self.msgL[v.idx[j]] += v.val[j]
+            v = &self.qb[g]
+            for j in range(v.n):
+                y = <int> (v.idx[j] // K)
+                self._mark_L(y)
+                self.msgL[y] -= c * v.val[j]
+        if t > 0:
+            v = &self.lamR[g - 1]
+            for j in range(v.n):
+                self._mark_L(v.idx[j])
+                self.msgL[v.idx[j]] += v.val[j]
+            v = &self.qb[g - 1]
+            for j in range(v.n):
+                y = <int> (v.idx[j] % K)
+                self._mark_L(y)
+                self.msgL[y] -= c * v.val[j]
+
+    cdef double _unigram_fmo(self, Py_ssize_t g, Py_ssize_t t, Py_ssize_t T, double lw, Py_ssize_t block,
+                             int *y_out) noexcept nogil:
+        """a_t(y) on the support (into aU) and argmax over support + block `block` of nu."""
+        cdef Py_ssize_t K = self.K, lo, hi, y, k
+        cdef int ytrue = self.st.y[g]
+        cdef Row r = self.X.row(g)
+        cdef double best = NEG, v, xv
+        cdef const double *wf
+        cdef double *sc = &self.scores[0]
+        cdef int yb = ytrue
+        self.n_fmo_calls += 1
+        for k in range(self.nsupL):
+            y = self.supL[k]
+            v = row_dot(r, &self.w[0], K, y) + self._se(t, T, <int> y) - self.rho * self.msgL[y]
+            if y != ytrue:
+                v += lw
+            self.aU[y] = v
+            if v > best:
+                best = v
+                yb = <int> y
+        lo = block * K // self.nu
+        hi = (block + 1) * K // self.nu
+        for y in range(lo, hi):
+            sc[y - lo] = 0.0
+        for k in range(r.nnz):
+            xv = r.val[k]
+            wf = &self.w[0] + <Py_ssize_t> r.ind[k] * K
+            for y in range(lo, hi):
+                sc[y - lo] += xv * wf[y]
+        if r.bias != 0.0:
+            wf = &self.w[0] + r.bias_col * K
+            for y in range(lo, hi):
+                sc[y - lo] += r.bias * wf[y]
+        for y in range(lo, hi):
+            if self.markL[y] == self.stamp:
+                continue
+            v = sc[y - lo] + self._se(t, T, <int> y) + lw
+            if v > best:
+                best = v
+                yb = <int> y
+        y_out[0] = yb
+        return best
+
+    cdef double _unigram_step(self, Py_ssize_t i, Py_ssize_t g, Py_ssize_t t, Py_ssize_t T, double c,
+                              double lw) noexcept nogil:
+        """Block AFW on token g's q_t; returns its FW gap (C_i (a(y*) - q.a)) at the first step,
+        -1 on out of memory."""
+        cdef SVec *q = &self.qu[g]
+        cdef Row r = self.X.row(g)
+        cdef Py_ssize_t K = self.K, it, block
+        cdef int n_inc = (t > 0) + (t + 1 < T), ystar, j, jv, y
+        cdef double kappa = self.X.sqnorm(g), best, qa, q2, amin, fw, aw, num, dd, gmax, gamma, qv, delta
+        cdef double gap = 0.0
+        cdef bint away, drop
+        if self.st.use_start_end:
+            kappa += (t == 0) + (t == T - 1)
+        for it in range(MAX_INNER):
+            self._unigram_messages(g, t, T, c)
+            block = rng_below(&self.rng_state, self.nu) if self.nu > 1 else 0
+            best = self._unigram_fmo(g, t, T, lw, block, &ystar)
+            qa = 0.0
+            q2 = 0.0
+            amin = -NEG
+            jv = -1
+            for j in range(q.n):
+                qa += q.val[j] * self.aU[q.idx[j]]
+                q2 += q.val[j] * q.val[j]
+                if self.aU[q.idx[j]] < amin:
+                    amin = self.aU[q.idx[j]]
+                    jv = j
+            fw = best - qa
+            aw = qa - amin if jv >= 0 else 0.0
+            if it == 0:
+                gap = c * fw
+            away = jv >= 0 and aw > fw and q.val[jv] < 1.0
+            if away:
+                qv = q.val[jv]
+                num = c * aw
+                dd = q2 - 2.0 * qv + 1.0
+                gmax = qv / (1.0 - qv)
+            else:
+                num = c * fw
+                dd = q2 - 2.0 * sv_get(q, ystar) + 1.0
+                gmax = 1.0
+            self._clear_scratch()
+            if num <= 0.0 or dd <= 1e-300:
+                break
+            gamma = num / (c * c * (kappa + self.rho * n_inc) * dd)
+            drop = away and gamma >= gmax
+            if gamma > gmax:
+                gamma = gmax
+            # q += gamma d; w -= C_i gamma d(y) phi_t(y)
+            if away:
+                y = q.idx[jv]
+                for j in range(q.n):
+                    self._move_unigram(r, t, T, q.idx[j], gamma * q.val[j], c)
+                    q.val[j] *= 1.0 + gamma
+                self._move_unigram(r, t, T, y, -gamma, c)
+                q.val[jv] -= gamma
+            else:
+                for j in range(q.n):
+                    self._move_unigram(r, t, T, q.idx[j], -gamma * q.val[j], c)
+                    q.val[j] *= 1.0 - gamma
+                self._move_unigram(r, t, T, ystar, gamma, c)
+                if sv_add(q, ystar, gamma) < 0:
+                    return OOM
+            j = 0
+            while j < q.n:
+                if q.val[j] <= 1e-15:
+                    sv_remove_at(q, j)
+                else:
+                    j += 1
+            if not drop:
+                break
+        return gap
+
+    cdef inline void _move_unigram(self, Row r, Py_ssize_t t, Py_ssize_t T, int y, double delta,
+                                   double c) noexcept nogil:
+        """w for q_t(y) += delta."""
+        if delta == 0.0:
+            return
+        row_axpy(r, -c * delta, &self.w[0], self.K, y)
+        if self.st.use_start_end:
+            if t == 0:
+                self.w[self.st.start_off + y] -= c * delta
+            if t == T - 1:
+                self.w[self.st.end_off + y] -= c * delta
+
+    cdef void _pair_messages(self, Py_ssize_t g, double c) noexcept nogil:
+        """msgL/msgR: m of (token g, pair g) and (token g+1, pair g); muL/muR: q_pair's marginals."""
+        cdef SVec *v
+        cdef int j, a, b
+        cdef Py_ssize_t K = self.K
+        self.stamp += 1
+        self.nsupL = 0
+        self.nsupR = 0
+        v = &self.qb[g]
+        for j in range(v.n):
+            a = <int> (v.idx[j] // K)
+            b = <int> (v.idx[j] % K)
+            self._mark_L(a)
+            self._mark_R(b)
+            self.muL[a] += v.val[j]
+            self.muR[b] += v.val[j]
+            self.msgL[a] -= c * v.val[j]
+            self.msgR[b] -= c * v.val[j]
+        v = &self.qu[g]
+        for j in range(v.n):
+            self._mark_L(v.idx[j])
+            self.msgL[v.idx[j]] += c * v.val[j]
+        v = &self.lamL[g]
+        for j in range(v.n):
+            self._mark_L(v.idx[j])
+            self.msgL[v.idx[j]] += v.val[j]
+        v = &self.qu[g + 1]
+        for j in range(v.n):
+            self._mark_R(v.idx[j])
+            self.msgR[v.idx[j]] += c * v.val[j]
+        v = &self.lamR[g]
+        for j in range(v.n):
+            self._mark_R(v.idx[j])
+            self.msgR[v.idx[j]] += v.val[j]
+
+    cdef double _pair_fmo_exact(self, int *a_out, int *b_out) noexcept nogil:
+        cdef Py_ssize_t K = self.K, a, b
+        cdef const double *W = &self.w[self.st.trans_off]
+        cdef const double *mR = &self.msgR[0]
+        cdef double best = NEG, base, v
+        cdef double rho = self.rho
+        for a in range(K):
+            base = rho * self.msgL[a]
+            for b in range(K):
+                v = W[a * K + b] + base + rho * mR[b]
+                if v > best:
+                    best = v
+                    a_out[0] = <int> a
+                    b_out[0] = <int> b
+        return best
+
+    cdef double _best_in_row(self, int a, int *b_out) noexcept nogil:
+        """max over b outside supR of W[a, b] (-1e300 when none)."""
+        cdef cset[Entry].iterator it = self.row_map[a].begin()
+        cdef cset[Entry].iterator end = self.row_map[a].end()
+        cdef double v = NEG
+        cdef int b
+        cdef const unsigned char *tch = &self.touched[0]
+        cdef Py_ssize_t K = self.K
+        while it != end:
+            b = deref(it).second
+            if self.markR[b] != self.stamp:
+                v = -deref(it).first
+                b_out[0] = b
+                break
+            inc(it)
+        if v >= 0.0:
+            return v
+        for b in range(K):          # the best untouched entry (value 0) outside supR, if any
+            if self.markR[b] != self.stamp and not tch[a * K + b]:
+                b_out[0] = b
+                return 0.0
+        return v
+
+    cdef double _best_in_col(self, int b, int *a_out) noexcept nogil:
+        cdef cset[Entry].iterator it = self.col_map[b].begin()
+        cdef cset[Entry].iterator end = self.col_map[b].end()
+        cdef double v = NEG
+        cdef int a
+        cdef const unsigned char *tch = &self.touched[0]
+        cdef Py_ssize_t K = self.K
+        while it != end:
+            a = deref(it).second
+            if self.markL[a] != self.stamp:
+                v = -deref(it).first
+                a_out[0] = a
+                break
+            inc(it)
+        if v >= 0.0:
+            return v
+        for a in range(K):
+            if self.markL[a] != self.stamp and not tch[a * K + b]:
+                a_out[0] = a
+                return 0.0
+        return v
+
+    cdef double _best_outside(self, int *a_out, int *b_out) noexcept nogil:
+        cdef cset[PairEntry].iterator it = self.all_map.begin()
+        cdef cset[PairEntry].iterator end = self.all_map.end()
+        cdef double v = NEG
+        cdef long long p
+        cdef Py_ssize_t K = self.K, a, b
+        cdef const unsigned char *tch = &self.touched[0]
+        while it != end:
+            p = deref(it).second
+            a = p // K
+            b = p % K
+            if self.markL[a] != self.stamp and self.markR[b] != self.stamp:
+                v = -deref(it).first
+                a_out[0] = <int> a
+                b_out[0] = <int> b
+                break
+            inc(it)
+        if v >= 0.0:
+            return v
+        for a in range(K):
+            if self.markL[a] == self.stamp:
+                continue
+            for b in range(K):
+                if self.markR[b] != self.stamp and not tch[a * K + b]:
+                    a_out[0] = <int> a
+                    b_out[0] = <int> b
+                    return 0.0
+        return v
+
+    cdef double _pair_fmo_multimap(self, int *a_out, int *b_out) noexcept nogil:
+        """The four cases of sect. 3.2 (messages are zero outside supL x supR)."""
+        cdef Py_ssize_t K = self.K
+        cdef const double *W = &self.w[self.st.trans_off]
+        cdef double best = NEG, v, rho = self.rho
+        cdef int k, l, a, b, x
+        for k in range(self.nsupL):                  # (iv) and (ii)
+            a = self.supL[k]
+            for l in range(self.nsupR):
+                b = self.supR[l]
+                v = W[a * K + b] + rho * (self.msgL[a] + self.msgR[b])
+                if v > best:
+                    best = v
+                    a_out[0] = a
+                    b_out[0] = b
+            v = self._best_in_row(a, &x)
+            if v > NEG:
+                v += rho * self.msgL[a]
+                if v > best:
+                    best = v
+                    a_out[0] = a
+                    b_out[0] = x
+        for l in range(self.nsupR):                  # (iii)
+            b = self.supR[l]
+            v = self._best_in_col(b, &x)
+            if v > NEG:
+                v += rho * self.msgR[b]
+                if v > best:
+                    best = v
+                    a_out[0] = x
+                    b_out[0] = b
+        v = self._best_outside(&a, &b)               # (i)
+        if v > best:
+            best = v
+            a_out[0] = a
+            b_out[0] = b
+        return best
+
+    cdef void _set_transition(self, long long p, double value) noexcept nogil:
+        """W_trans[p] = value, keeping the multimaps in step."""
+        cdef double *W = &self.w[self.st.trans_off]
+        cdef double old = W[p]
+        cdef int a = <int> (p // self.K), b = <int> (p % self.K)
+        if self.sublinear:
+            if self.touched[p]:
+                if old == value:
+                    return
+                self.row_map[a].erase(Entry(-old, b))
+                self.col_map[b].erase(Entry(-old, a))
+                self.all_map.erase(PairEntry(-old, p))
+            else:
+                self.touched[p] = 1
+            self.row_map[a].insert(Entry(-value, b))
+            self.col_map[b].insert(Entry(-value, a))
+            self.all_map.insert(PairEntry(-value, p))
+        W[p] = value
+
+    cdef double _pair_step(self, Py_ssize_t i, Py_ssize_t g, double c) noexcept nogil:
+        """Block AFW on pair (g, g+1)'s q; returns its FW gap at the first step, -1 on OOM."""
+        cdef SVec *q = &self.qb[g]
+        cdef Py_ssize_t K = self.K, it
+        cdef const double *W = &self.w[self.st.trans_off]
+        cdef int j, jv, a, b, pa, pb, ystar
+        cdef double best, qa, q2, amin, fw, aw, num, dd, ddL, ddR, nL, nR, gmax, gamma, qv, av
+        cdef double gap = 0.0
+        cdef bint away, drop
+        for it in range(MAX_INNER):
+            self._pair_messages(g, c)
+            self.n_fmo_calls += 1
+            if self.sublinear:
+                best = self._pair_fmo_multimap(&pa, &pb)
+            else:
+                best = self._pair_fmo_exact(&pa, &pb)
+            ystar = pa * <int> K + pb
+            qa = 0.0
+            q2 = 0.0
+            amin = -NEG
+            jv = -1
+            for j in range(q.n):
+                a = <int> (q.idx[j] // K)
+                b = <int> (q.idx[j] % K)
+                av = W[q.idx[j]] + self.rho * (self.msgL[a] + self.msgR[b])
+                qa += q.val[j] * av
+                q2 += q.val[j] * q.val[j]
+                if av < amin:
+                    amin = av
+                    jv = j
+            fw = best - qa
+            aw = qa - amin if jv >= 0 else 0.0
+            if it == 0:
+                gap = c * fw
+            nL = 0.0
+            for j in range(self.nsupL):
+                nL += self.muL[self.supL[j]] ** 2
+            nR = 0.0
+            for j in range(self.nsupR):
+                nR += self.muR[self.supR[j]] ** 2
+            away = jv >= 0 and aw > fw and q.val[jv] < 1.0
+            if away:
+                qv = q.val[jv]
+                a = <int> (q.idx[jv] // K)
+                b = <int> (q.idx[jv] % K)
+                num = c * aw
+                dd = q2 - 2.0 * qv + 1.0
+                gmax = qv / (1.0 - qv)
+            else:
+                a = pa
+                b = pb
+                num = c * fw
+                dd = q2 - 2.0 * sv_get(q, ystar) + 1.0
+                gmax = 1.0
+            ddL = nL - 2.0 * self.muL[a] + 1.0
+            ddR = nR - 2.0 * self.muR[b] + 1.0
+            self._clear_scratch()
+            if num <= 0.0 or dd <= 1e-300:
+                break
+            gamma = num / (c * c * (dd + self.rho * (ddL + ddR)))
+            drop = away and gamma >= gmax
+            if gamma > gmax:
+                gamma = gmax
+            if away:
+                ystar = q.idx[jv]
+                for j in range(q.n):
+                    self._set_transition(q.idx[j], W[q.idx[j]] - c * gamma * q.val[j])
+                    q.val[j] *= 1.0 + gamma
+                self._set_transition(ystar, W[ystar] + c * gamma)
+                q.val[jv] -= gamma
+            else:
+                for j in range(q.n):
+                    self._set_transition(q.idx[j], W[q.idx[j]] + c * gamma * q.val[j])
+                    q.val[j] *= 1.0 - gamma
+                self._set_transition(ystar, W[ystar] - c * gamma)
+                if sv_add(q, ystar, gamma) < 0:
+                    return OOM
+            j = 0
+            while j < q.n:
+                if q.val[j] <= 1e-15:
+                    sv_remove_at(q, j)
+                else:
+                    j += 1
+            if not drop:
+                break
+        return gap
+
+    cdef double _update_multipliers(self, Py_ssize_t i, double *infeas) noexcept nogil:
+        """(13) for the (token, pair) links of sequence i; returns 0, -1 on OOM. Adds
+        C_i ||r||_1 to infeas."""
+        cdef Py_ssize_t t, g, s0 = self.st.starts[i], T = self.st.starts[i + 1] - self.st.starts[i]
+        cdef double c = self.Cs[i], s = 0.0, e = self.eta
+        cdef int k, y
+        for t in range(T - 1):
+            g = s0 + t
+            self._pair_messages(g, c)    # muL/muR: the pair's marginals, on supL/supR
+            for k in range(self.nsupL):
+                y = self.supL[k]
+                self.aU[y] = self.muL[y] - sv_get(&self.qu[g], y)      # r_L(y)
+                s += c * abs(self.aU[y])
+                if self.aU[y] != 0.0 and sv_add(&self.lamL[g], y, -e * c * self.aU[y]) < 0:
+                    self._clear_scratch()
+                    return -1.0
+            for k in range(self.nsupR):
+                y = self.supR[k]
+                self.aU[y] = self.muR[y] - sv_get(&self.qu[g + 1], y)
+                s += c * abs(self.aU[y])
+                if self.aU[y] != 0.0 and sv_add(&self.lamR[g], y, -e * c * self.aU[y]) < 0:
+                    self._clear_scratch()
+                    return -1.0
+            self._clear_scratch()
+        infeas[0] += s
+        return 0.0
+
+    # ------------------------------------------------------------------ passes
+
+    def run_pass(self, int sweeps=1):
+        """One GDMM iteration: block AFW over every factor (sequences in a random order, each
+        sequence's tokens and pairs interleaved, `sweeps` times over a sequence), then the
+        multiplier step (13). A sequence's multipliers enter only its own factors, so stepping
+        them right after its sweeps is the same iteration as stepping all after the pass.
+        Returns (sum of the blocks' Frank-Wolfe gaps in the first sweep, consistency violation
+        sum_i C_i ||r||_1 / sum_i C_i T_i after the sweeps)."""
+        cdef Py_ssize_t k, i, t, T, s0
+        cdef int sweep
+        cdef double c, lw, g, total = 0.0, infeas = 0.0, ct = 0.0
+        cdef bint oom = False
+        with nogil:
+            rng_shuffle(&self.rng_state, &self.order[0], self.n)
+            for k in range(self.n):
+                i = self.order[k]
+                c = self.Cs[i]
+                if c <= 0.0:
+                    continue
+                s0 = self.st.starts[i]
+                T = self.st.starts[i + 1] - s0
+                lw = self.st._loss_weight(i)
+                ct += c * T
+                for sweep in range(sweeps):
+                    for t in range(T):
+                        g = self._unigram_step(i, s0 + t, t, T, c, lw)
+                        if g == OOM:
+                            oom = True
+                            break
+                        if sweep == 0:
+                            total += g
+                        if t + 1 < T:
+                            g = self._pair_step(i, s0 + t, c)
+                            if g == OOM:
+                                oom = True
+                                break
+                            if sweep == 0:
+                                total += g
+                    if oom:
+                        break
+                if oom or self._update_multipliers(i, &infeas) < 0.0:
+                    oom = True
+                    break
+        if oom:
+            raise MemoryError("GDMM active sets")
+        return total, infeas / ct if ct > 0 else 0.0
+
+    def dual(self):
+        """-G(q) = sum_i C_i sum_t delta_t . q_t - 1/2 ||w||^2 (the structural dual when the
+        consistency constraints hold)."""
+        cdef Py_ssize_t i, t, s0, T
+        cdef double s = 0.0, lw
+        for i in range(self.n):
+            s0 = self.st.starts[i]
+            T = self.st.starts[i + 1] - s0
+            lw = self.st._loss_weight(i)
+            for t in range(T):
+                s += self.Cs[i] * lw * (1.0 - sv_get(&self.qu[s0 + t], self.st.y[s0 + t]))
+        return s - 0.5 * float(np.dot(self.w, self.w))
+
+    def primal(self):
+        """1/2 ||w||^2 + sum_i C_i max_y (m(y) + Delta(y)) with the chain's exact oracle (Viterbi)."""
+        cdef Py_ssize_t i
+        cdef double m, d, s = 0.0
+        cdef double[::1] work = np.zeros(max(self.st.workspace_size(), 1))
+        cdef int[::1] ybuf = np.zeros(max(self.st.max_label_len, 1), dtype=np.int32)
+        with nogil:
+            for i in range(self.n):
+                if self.Cs[i] > 0.0:
+                    self.st.oracle(&self.w[0], i, 1.0, &ybuf[0], &m, &d, &work[0])
+                    if m + d > 0.0:
+                        s += self.Cs[i] * (m + d)
+        return 0.5 * float(np.dot(self.w, self.w)) + s
+
+    def active_set_sizes(self):
+        """(mean |A| of the unigram factors, mean |A| of the pair factors)."""
+        cdef Py_ssize_t g
+        cdef long long su = 0, sb = 0, nb = 0
+        for g in range(self.n_tokens):
+            su += self.qu[g].n
+            if self.qb[g].n:
+                sb += self.qb[g].n
+                nb += 1
+        return su / max(self.n_tokens, 1), sb / max(nb, 1)
+
+    @property
+    def coef(self):
+        return np.asarray(self.w)
+
+    # ------------------------------------------------------------------ for tests
+
+    def unigram_messages(self, Py_ssize_t i, Py_ssize_t t):
+        """Dense sum of the messages into token t of sequence i (K values)."""
+        cdef Py_ssize_t s0 = self.st.starts[i], T = self.st.starts[i + 1] - s0
+        out = np.zeros(self.K)
+        self._unigram_messages(s0 + t, t, T, self.Cs[i])
+        for k in range(self.nsupL):
+            out[self.supL[k]] = self.msgL[self.supL[k]]
+        self._clear_scratch()
+        return out
+
+    def unigram_fmo(self, Py_ssize_t i, Py_ssize_t t, Py_ssize_t block):
+        """(value, tag) of the FMO of token t of sequence i searching block `block` of nu."""
+        cdef Py_ssize_t s0 = self.st.starts[i], T = self.st.starts[i + 1] - s0
+        cdef int y
+        self._unigram_messages(s0 + t, t, T, self.Cs[i])
+        v = self._unigram_fmo(s0 + t, t, T, self.st._loss_weight(i), block, &y)
+        sup = [self.supL[k] for k in range(self.nsupL)]
+        self._clear_scratch()
+        return v, y, sup
+
+    def pair_fmo(self, Py_ssize_t i, Py_ssize_t t, bint multimap):
+        """(value, a, b) of the FMO of pair (t, t+1) of sequence i: the multimap search or a full scan."""
+        cdef Py_ssize_t s0 = self.st.starts[i]
+        cdef int a = -1, b = -1
+        cdef double v
+        if multimap and not self.sublinear:
+            raise ValueError("the multimaps exist only with sublinear=True")
+        self._pair_messages(s0 + t, self.Cs[i])
+        v = self._pair_fmo_multimap(&a, &b) if multimap else self._pair_fmo_exact(&a, &b)
+        self._clear_scratch()
+        return v, a, b
+
+    def pair_message_vectors(self, Py_ssize_t i, Py_ssize_t t):
+        """Dense messages (m of token t, m of token t+1) into pair (t, t+1) of sequence i."""
+        cdef Py_ssize_t s0 = self.st.starts[i]
+        left, right = np.zeros(self.K), np.zeros(self.K)
+        self._pair_messages(s0 + t, self.Cs[i])
+        for k in range(self.nsupL):
+            left[self.supL[k]] = self.msgL[self.supL[k]]
+        for k in range(self.nsupR):
+            right[self.supR[k]] = self.msgR[self.supR[k]]
+        self._clear_scratch()
+        return left, right
+
+    def perturb_transitions(self, entries, values):
+        """Set transition entries (pair indices) through the multimap maintenance (tests)."""
+        for p, v in zip(entries, values):
+            self._set_transition(int(p), float(v))
+
+    def multimap_consistent(self):
+        """Whether the multimaps hold exactly the touched entries with their current values."""
+        W = np.asarray(self.w)[self.st.trans_off:self.st.trans_off + self.K * self.K]
+        tch = np.flatnonzero(np.asarray(self.touched))
+        if <Py_ssize_t> self.all_map.size() != tch.shape[0]:
+            return False
+        for p in tch:
+            if self.all_map.count(PairEntry(-W[p], p)) != 1:
+                return False
+        return True

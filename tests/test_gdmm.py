@@ -1,0 +1,153 @@
+"""GDMM (solver='gdmm', -s 6) on chains: its optimum equals SDM's; the factorwise oracles equal
+brute force (the sampled one over its block and the labels it always scores, the multimap search
+over all K^2 pairs after passes and random changes of the transition table)."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from ssvmlinear import ChainSSVM, MulticlassSSVM
+from ssvmlinear._kernels.chain import ChainStructure
+from ssvmlinear._kernels.dataset import CSRDataset
+from ssvmlinear._kernels.gdmm import ChainGDMM
+
+
+def random_chains(n_seq=40, d=10, K=4, seed=2, density=0.4):
+    rng = np.random.default_rng(seed)
+    lengths = rng.integers(1, 6, n_seq)
+    N = int(lengths.sum())
+    X = sp.random(N, d, density=density, format="csr", random_state=seed)
+    y = rng.integers(0, K, N)
+    return X, y, lengths
+
+
+@pytest.mark.parametrize("fmo_subsets", [1, 2, 3])
+@pytest.mark.parametrize("options", [{}, {"start_end": True}, {"normalize_loss": True, "fit_intercept": True}])
+def test_gdmm_reaches_sdms_optimum(fmo_subsets, options):
+    X, y, lengths = random_chains(K=5, seed=3)
+    weights = np.random.default_rng(0).uniform(0.5, 2.0, len(lengths))
+    ref = ChainSSVM(C=0.3, tol=1e-6, max_iter=50000, **options).fit(X, y, lengths, sample_weight=weights)
+    # the consistency violation decays like 1/passes in the tail here: tol 1e-5 takes ~10^4 passes
+    est = ChainSSVM(C=0.3, solver="gdmm", tol=1e-5, max_iter=100000, fmo_subsets=fmo_subsets, **options)
+    est.fit(X, y, lengths, sample_weight=weights)
+    assert ref.converged_ and est.converged_
+    assert est.objective_ == pytest.approx(ref.objective_, rel=2e-5)
+    assert est.dual_objective_ == pytest.approx(ref.objective_, rel=2e-5)
+    # the primal is 1-strongly convex: ||w - w*||^2 <= 2 (P(w) - P*) (both fits are near w*)
+    dw = est._weight_vector() - ref._weight_vector()
+    assert dw @ dw <= 2 * (abs(est.objective_ - ref.objective_) + 1e-6 * ref.objective_) * 2
+
+
+def test_gdmm_default_rule_stops_within_a_percent():
+    X, y, lengths = random_chains(n_seq=60, K=6, seed=5)
+    ref = ChainSSVM(C=1.0, tol=1e-8, max_iter=50000).fit(X, y, lengths)
+    est = ChainSSVM(C=1.0, solver="gdmm", max_iter=5000).fit(X, y, lengths)
+    assert est.converged_
+    assert ref.objective_ <= est.objective_ <= ref.objective_ * 1.01
+    assert est.gap_ <= 0.01 * est.objective_
+
+
+def structure(X, y, lengths, K, **kw):
+    return ChainStructure(CSRDataset(X), np.asarray(y, dtype=np.int32), lengths, K, **kw)
+
+
+def unigram_scores(solver, st, X, i, t, K, lengths, start_end):
+    """a_t(y) densely: x_t . w_y [+ start/end] + Hamming - rho * messages (from the solver's own
+    message sums, checked separately against their definition through the optimum test)."""
+    w = solver.coef
+    d = X.shape[1]
+    s0 = int(np.concatenate([[0], np.cumsum(lengths)])[i])
+    a = X[s0 + t].toarray().ravel() @ w[:d * K].reshape(d, K)
+    T = lengths[i]
+    if start_end:
+        if t == 0:
+            a = a + w[st.start_off:st.start_off + K]
+        if t == T - 1:
+            a = a + w[st.end_off:st.end_off + K]
+    ytrue = st.py_true_label(i)[t]
+    a = a + (np.arange(K) != ytrue) - solver.rho * solver.unigram_messages(i, t)
+    return a
+
+
+@pytest.mark.parametrize("start_end", [False, True])
+def test_sampled_unigram_fmo_is_the_argmax_over_its_block_and_support(start_end):
+    K, nu = 11, 3
+    X, y, lengths = random_chains(n_seq=15, K=K, seed=7)
+    st = structure(X, y, lengths, K, use_start_end=start_end)
+    solver = ChainGDMM(st, np.full(len(lengths), 0.7), fmo_subsets=nu, sublinear=True, seed=1)
+    for _ in range(4):
+        solver.run_pass()
+    for i in range(len(lengths)):
+        for t in range(lengths[i]):
+            a = unigram_scores(solver, st, X, i, t, K, lengths, start_end)
+            for block in range(nu):
+                value, tag, support = solver.unigram_fmo(i, t, block)
+                lo, hi = block * K // nu, (block + 1) * K // nu
+                candidates = sorted(set(range(lo, hi)) | set(support))
+                assert value == pytest.approx(a[candidates].max(), abs=1e-10)
+                assert a[tag] == pytest.approx(value, abs=1e-10)
+            value, tag, _ = ChainGDMM(st, np.full(len(lengths), 0.7), sublinear=False).unigram_fmo(i, t, 0)
+            assert tag == st.py_true_label(i)[t] or value >= 1.0 - 1e-12   # w = 0: every wrong tag scores 1
+
+
+def test_multimap_search_equals_a_full_scan():
+    K = 9
+    X, y, lengths = random_chains(n_seq=30, K=K, seed=11)
+    st = structure(X, y, lengths, K)
+    rng = np.random.default_rng(0)
+    solver = ChainGDMM(st, np.full(len(lengths), 1.3), fmo_subsets=2, sublinear=True, seed=3)
+
+    def check():
+        assert solver.multimap_consistent()
+        W = solver.coef[st.trans_off:st.trans_off + K * K].reshape(K, K)
+        for i in range(len(lengths)):
+            for t in range(lengths[i] - 1):
+                v_map, a, b = solver.pair_fmo(i, t, True)
+                v_scan, _, _ = solver.pair_fmo(i, t, False)
+                left, right = solver.pair_message_vectors(i, t)
+                brute = W + solver.rho * (left[:, None] + right[None, :])
+                assert v_scan == pytest.approx(brute.max(), abs=1e-12)
+                assert v_map == pytest.approx(v_scan, abs=1e-12)
+                assert brute[a, b] == pytest.approx(v_map, abs=1e-12)    # the pair found attains it
+
+    check()
+    for _ in range(3):
+        solver.run_pass()
+        check()
+    # random changes of the transition table: positive, negative and back to exactly zero
+    for _ in range(5):
+        p = rng.choice(K * K, 12, replace=False)
+        v = rng.normal(0, 2, 12)
+        v[:3] = 0.0
+        solver.perturb_transitions(p, v)
+        check()
+    # a table where every entry is touched and negative: the search must not invent an untouched zero
+    solver.perturb_transitions(np.arange(K * K), -1.0 - rng.random(K * K))
+    check()
+
+
+def test_gdmm_refuses_other_structures_and_bad_parameters():
+    X = sp.random(30, 5, density=0.5, format="csr", random_state=0)
+    y = np.arange(30) % 3
+    with pytest.raises(ValueError, match="trains chains"):
+        MulticlassSSVM(solver="gdmm").fit(X, y)
+    X, y, lengths = random_chains()
+    with pytest.raises(ValueError, match="fmo_subsets"):
+        ChainSSVM(solver="gdmm", fmo_subsets=0).fit(X, y, lengths)
+    with pytest.raises(ValueError, match="gdmm_rho"):
+        ChainSSVM(solver="gdmm", gdmm_rho=0.0).fit(X, y, lengths)
+
+
+def test_cli_trains_gdmm(tmp_path, capsys):
+    from ssvmlinear import dump_svmlight_file
+    from ssvmlinear.cli import train_main
+    X, y, lengths = random_chains(n_seq=30, K=4, seed=4)
+    path = tmp_path / "train.svm"
+    dump_svmlight_file(X, y + 1, path, lengths=lengths)
+    model = tmp_path / "m"
+    assert train_main(["-s", "6", "-F", "2", "-c", "0.5", "-q", str(path), str(model)]) == 0
+    # the CLI's model is the API's (same seed: -r 1 is random_state=1)
+    from ssvmlinear import load_model
+    api = ChainSSVM(C=0.5, solver="gdmm", fmo_subsets=2, random_state=1).fit(X, y + 1, lengths)
+    np.testing.assert_allclose(load_model(model)._weight_vector(), api._weight_vector(), rtol=1e-12, atol=1e-12)
+    assert train_main(["-s", "0", "-F", "2", str(path), str(model)]) == 1
+    assert "-F applies to -s 6" in capsys.readouterr().err
