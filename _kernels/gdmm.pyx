@@ -61,6 +61,21 @@ cdef double NEG = -1e300
 cdef double OOM = -2e300                      # a step's return value when realloc failed
 
 
+# An away step from a vertex holding all but rounding error of the mass would move by ~1e15 times
+# that error: a q above VERTEX counts as the vertex, and q is renormalised after every step.
+cdef double VERTEX = 1.0 - 1e-9
+
+
+cdef inline void renormalize(double *q, int n) noexcept nogil:
+    cdef int j
+    cdef double s = 0.0
+    for j in range(n):
+        s += q[j]
+    if s > 0.0 and s != 1.0:
+        for j in range(n):
+            q[j] /= s
+
+
 cdef struct SVec:
     # a sparse vector over a factor's domain (labels or pair indices), grown by realloc
     int n
@@ -370,7 +385,7 @@ cdef class ChainGDMM:
             aw = qa - amin if jv >= 0 else 0.0
             if it == 0:
                 gap = c * fw
-            away = jv >= 0 and aw > fw and q.val[jv] < 1.0
+            away = jv >= 0 and aw > fw and q.val[jv] < VERTEX
             if away:
                 qv = q.val[jv]
                 num = c * aw
@@ -408,6 +423,7 @@ cdef class ChainGDMM:
                     sv_remove_at(q, j)
                 else:
                     j += 1
+            renormalize(q.val, q.n)
             if not drop:
                 break
         return gap
@@ -646,7 +662,7 @@ cdef class ChainGDMM:
             nR = 0.0
             for j in range(self.nsupR):
                 nR += self.muR[self.supR[j]] ** 2
-            away = jv >= 0 and aw > fw and q.val[jv] < 1.0
+            away = jv >= 0 and aw > fw and q.val[jv] < VERTEX
             if away:
                 qv = q.val[jv]
                 a = <int> (q.idx[jv] // K)
@@ -689,6 +705,7 @@ cdef class ChainGDMM:
                     sv_remove_at(q, j)
                 else:
                     j += 1
+            renormalize(q.val, q.n)
             if not drop:
                 break
         return gap
@@ -871,3 +888,496 @@ cdef class ChainGDMM:
             if self.all_map.count(PairEntry(-W[p], p)) != 1:
                 return False
         return True
+
+
+# ====================================================================== fully connected multi-label
+
+cdef struct PairRec:
+    # an explicit pair factor of one example: labels a < b (positions ia, ib in its active list),
+    # q over (y_a, y_b) at 2 y_a + y_b, the two links' scaled multipliers (of the y = 1 component)
+    int ia
+    int ib
+    long long e
+    double q[4]
+    double lam_a
+    double lam_b
+
+
+cdef struct Example:
+    int n_act
+    int cap_act
+    int *act            # active labels (the positives first, then the ones activated)
+    double *mu          # their P(y = 1)
+    int n_pair
+    int cap_pair
+    PairRec *pairs
+
+
+from ssvmlinear._kernels.multilabel cimport RelaxedPairwiseMultiLabelStructure
+
+
+cdef class FullPairwiseGDMM:
+    """GDMM on multi-label with a pairwise factor for every label pair (edges="full"): binary
+    unigram factors (x (x) e_k on y_k = 1) and 2 x 2 pair factors, block-greedy coordinate descent
+    over active factors (Alg. 3) with an exact block minimisation.
+
+    Active sets (our derivation of sect. 3.2's binary-interaction case). Each example keeps the
+    labels A_i that are positive in its truth or were activated; every other label k has
+    P(y_k = 1) = 0 = its truth. A pair of two inactive labels is at its truth (contributes nothing
+    to w); a pair (a, b) with b inactive has exactly one consistent marginal, q_ab(y_a, 0) =
+    q_a(y_a), so it is folded into a's unigram block (its "implicit" pairs, no variables); the pairs
+    within A_i are explicit factors with their own q and multipliers. The restriction is exact
+    whenever no inactive label would move: the activation search checks that, one block of
+    labels per call (fmo_subsets), and adds the best label with a positive gradient to A_i (its
+    pairs with A_i start at the consistent marginal, so w does not change).
+    Weights: the unary block is kept dense; the pair tables as W_e = (D_a, D_b) + X_e with
+    W(1,0) = D_a + X(1,0), W(0,1) = D_b + X(0,1), W(0,0) = -D_a - D_b + X(0,0), W(1,1) = X(1,1),
+    D_a = sum_i C_i (ybar_ia - mu_ia) (every implicit pair's share) and X the explicit pairs'
+    corrections, so that a step on mu_a costs O(|A_i|) instead of O(K) table entries; the row sums
+    RX_a = sum_b X_e(a on, b off) - X_e(0, 0) give a's implicit pairs' score in O(|A_i|).
+    Unigram step on mu_a: L is quadratic in mu_a, with slope -C_i g and curvature
+    C_i^2 (||x||^2 + 2 (#implicit pairs) + 2 rho (#explicit pairs)), g = x.w_a + implicit pair
+    scores + delta(1) - delta(0) - 2 rho sum_e m_ae (m_ae = lambda_ae - C_i r_ae, r_ae =
+    q_e(a = 1) - mu_a); the minimiser over [0, 1] is exact. Pair step: AFW over the 4 states as in
+    ChainGDMM (a(y) = W_e(y) + 2 rho (m_a [y_a = 1] + m_b [y_b = 1])). Multipliers: lambda -=
+    eta C_i r after each example's sweep."""
+    cdef RelaxedPairwiseMultiLabelStructure st
+    cdef CSRDataset X
+    cdef double[::1] w          # the unary block dense; the pair block written by coef
+    cdef double[::1] Cs
+    cdef readonly Py_ssize_t n, K, E, nu, n_cols
+    cdef readonly double rho, eta, rho_scale
+    cdef double[::1] D, RX, Xt  # Xt: E x 4 corrections
+    cdef double Dsum
+    cdef Example *ex
+    cdef uint64_t rng_state
+    cdef Py_ssize_t[::1] order
+    cdef double[::1] scores
+    cdef int[::1] mark
+    cdef int stamp
+    cdef public long long n_fmo_calls, n_activations
+
+    def __cinit__(self):
+        self.ex = NULL
+
+    def __init__(self, RelaxedPairwiseMultiLabelStructure structure, Cs, double rho=1.0, double eta=0.5,
+                 Py_ssize_t fmo_subsets=1, unsigned long long seed=0):
+        cdef Py_ssize_t i, k, K = structure.n_labels
+        cdef const int *y
+        if not FullPairwiseGDMM.fully_connected(structure):
+            raise ValueError("FullPairwiseGDMM needs the fully connected edge set (edges='full')")
+        if rho <= 0 or eta <= 0:
+            raise ValueError("GDMM: rho and eta must be positive")
+        self.st = structure
+        self.X = structure.X
+        self.n = structure.n_examples
+        self.K = K
+        self.E = K * (K - 1) // 2
+        self.n_cols = structure.X.n_cols
+        self.Cs = np.ascontiguousarray(Cs, dtype=np.float64).copy()
+        if self.Cs.shape[0] != self.n:
+            raise ValueError("need one C per example")
+        self.rho_scale = 0.0
+        for i in range(self.n):
+            self.rho_scale += self.X.sqnorm(i)
+        self.rho_scale = self.rho_scale / self.n if self.n and self.rho_scale > 0 else 1.0
+        self.rho = rho * self.rho_scale
+        self.eta = eta
+        self.nu = max(1, min(fmo_subsets, K))
+        self.rng_state = seed
+        self.order = np.arange(max(self.n, 1), dtype=np.intp)
+        self.w = np.zeros(structure.n_weights)
+        self.D = np.zeros(K)
+        self.RX = np.zeros(K)
+        self.Xt = np.zeros(4 * self.E)
+        self.Dsum = 0.0
+        self.scores = np.zeros(K)
+        self.mark = np.zeros(K, dtype=np.int32)
+        self.stamp = 0
+        self.n_fmo_calls = 0
+        self.n_activations = 0
+        self.ex = <Example *> calloc(max(self.n, 1), sizeof(Example))
+        if self.ex == NULL:
+            raise MemoryError("GDMM factor duals")
+        for i in range(self.n):
+            y = structure._states(i)
+            for k in range(K):
+                if y[k] and self._activate(i, <int> k, 1.0) < 0:
+                    raise MemoryError("GDMM factor duals")
+
+    @staticmethod
+    def fully_connected(RelaxedPairwiseMultiLabelStructure structure):
+        """Whether the structure's edges are every pair, in np.triu_indices order (edges='full')."""
+        edges = np.asarray(structure.edges).reshape(-1, 2)
+        a, b = np.triu_indices(structure.n_labels, 1)
+        return edges.shape[0] == a.shape[0] and np.array_equal(edges[:, 0], a) and np.array_equal(edges[:, 1], b)
+
+    def __dealloc__(self):
+        cdef Py_ssize_t i
+        if self.ex != NULL:
+            for i in range(max(self.n, 1)):
+                free(self.ex[i].act)
+                free(self.ex[i].mu)
+                free(self.ex[i].pairs)
+            free(self.ex)
+
+    cdef inline long long _edge(self, int a, int b) noexcept nogil:
+        """Index of the pair (a, b), a < b, in np.triu_indices(K, 1) order."""
+        return <long long> a * (2 * self.K - a - 1) // 2 + (b - a - 1)
+
+    cdef int _activate(self, Py_ssize_t i, int k, double mu) noexcept nogil:
+        """Adds label k to A_i at P(y_k = 1) = mu, with its explicit pairs to A_i at the consistent
+        marginal (k's own implicit share was already counted as D_k; the partners' too)."""
+        cdef Example *x = &self.ex[i]
+        cdef int j, cap, a, b, ja, jb, npair = x.n_act
+        cdef PairRec *r
+        cdef double ma, mb
+        if x.n_act == x.cap_act:
+            cap = 4 if x.cap_act == 0 else 2 * x.cap_act
+            x.act = <int *> realloc(x.act, cap * sizeof(int))
+            x.mu = <double *> realloc(x.mu, cap * sizeof(double))
+            if x.act == NULL or x.mu == NULL:
+                return -1
+            x.cap_act = cap
+        if x.n_pair + npair > x.cap_pair:
+            cap = max(2 * x.cap_pair, x.n_pair + npair, 8)
+            x.pairs = <PairRec *> realloc(x.pairs, cap * sizeof(PairRec))
+            if x.pairs == NULL:
+                return -1
+            x.cap_pair = cap
+        for j in range(x.n_act):
+            r = &x.pairs[x.n_pair]
+            x.n_pair += 1
+            if x.act[j] < k:
+                a, b, ja, jb = x.act[j], k, j, x.n_act
+            else:
+                a, b, ja, jb = k, x.act[j], x.n_act, j
+            r.ia = ja
+            r.ib = jb
+            r.e = self._edge(a, b)
+            r.lam_a = 0.0
+            r.lam_b = 0.0
+            # the coupling with marginals (mu_a, mu_b) and the most mass on (1, 1): consistent, and
+            # at a vertex whenever one of them is (k enters at 0, or at its truth when created)
+            ma = x.mu[j] if ja == j else mu
+            mb = mu if ja == j else x.mu[j]
+            r.q[3] = min(ma, mb)
+            r.q[2] = ma - r.q[3]
+            r.q[1] = mb - r.q[3]
+            r.q[0] = 1.0 - r.q[1] - r.q[2] - r.q[3]
+        x.act[x.n_act] = k
+        x.mu[x.n_act] = mu
+        x.n_act += 1
+        return 0
+
+    cdef inline double _W(self, long long e, int a, int b, int s) noexcept nogil:
+        """Pair table entry s = 2 y_a + y_b of edge e = (a, b)."""
+        cdef double v = self.Xt[4 * e + s]
+        if s == 2:
+            v += self.D[a]
+        elif s == 1:
+            v += self.D[b]
+        elif s == 0:
+            v -= self.D[a] + self.D[b]
+        return v
+
+    cdef inline void _add_X(self, long long e, int a, int b, int s, double v) noexcept nogil:
+        """X_e[s] += v, keeping the row sums RX in step."""
+        self.Xt[4 * e + s] += v
+        if s == 2:
+            self.RX[a] += v
+        elif s == 1:
+            self.RX[b] += v
+        elif s == 0:
+            self.RX[a] -= v
+            self.RX[b] -= v
+
+    cdef double _implicit_score(self, Py_ssize_t i, int a) noexcept nogil:
+        """sum over a's implicit partners (labels outside A_i) of W(a on, b off) - W(0, 0)."""
+        cdef Example *x = &self.ex[i]
+        cdef Py_ssize_t K = self.K
+        cdef int j, b
+        cdef long long e
+        cdef double s = 2.0 * (K - 1) * self.D[a] + (self.Dsum - self.D[a]) + self.RX[a]
+        for j in range(x.n_act):
+            b = x.act[j]
+            if b == a:
+                continue
+            if a < b:
+                e = self._edge(a, b)
+                s -= 2.0 * self.D[a] + self.D[b] + self.Xt[4 * e + 2] - self.Xt[4 * e]
+            else:
+                e = self._edge(b, a)
+                s -= 2.0 * self.D[a] + self.D[b] + self.Xt[4 * e + 1] - self.Xt[4 * e]
+        return s
+
+    cdef double _unigram_step(self, Py_ssize_t i, int j, double c, double lw) noexcept nogil:
+        """Exact minimisation of L over mu of A_i's j-th label; returns its box FW gap."""
+        cdef Example *x = &self.ex[i]
+        cdef int a = x.act[j], p, ja, b
+        cdef const int *y = self.st._states(i)
+        cdef Row r = self.X.row(i)
+        cdef PairRec *rec
+        cdef double g, h, mu = x.mu[j], msum = 0.0, delta, mnew, gap
+        cdef Py_ssize_t K = self.K
+        cdef int n_exp = x.n_act - 1
+        cdef long long e
+        for p in range(x.n_pair):
+            rec = &x.pairs[p]
+            if rec.ia == j:
+                msum += rec.lam_a - c * (rec.q[2] + rec.q[3] - mu)
+            elif rec.ib == j:
+                msum += rec.lam_b - c * (rec.q[1] + rec.q[3] - mu)
+        g = (row_dot(r, &self.w[0], K, a) + self._implicit_score(i, a) + lw * (1.0 - 2.0 * y[a])
+             - 2.0 * self.rho * msum)
+        h = c * c * (self.X.sqnorm(i) + 2.0 * (K - 1 - n_exp) + 2.0 * self.rho * n_exp)
+        gap = c * g * ((1.0 if g > 0.0 else 0.0) - mu)
+        if h <= 0.0:
+            return gap
+        mnew = mu + c * g / h
+        if mnew < 0.0:
+            mnew = 0.0
+        elif mnew > 1.0:
+            mnew = 1.0
+        delta = mnew - mu
+        if delta == 0.0:
+            return gap
+        x.mu[j] = mnew
+        row_axpy(r, -c * delta, &self.w[0], K, a)
+        self.D[a] -= c * delta
+        self.Dsum -= c * delta
+        for ja in range(x.n_act):            # explicit partners keep their tables
+            b = x.act[ja]
+            if b == a:
+                continue
+            if a < b:
+                e = self._edge(a, b)
+                self._add_X(e, a, b, 2, c * delta)
+                self._add_X(e, a, b, 0, -c * delta)
+            else:
+                e = self._edge(b, a)
+                self._add_X(e, b, a, 1, c * delta)
+                self._add_X(e, b, a, 0, -c * delta)
+        return gap
+
+    cdef double _pair_step(self, Py_ssize_t i, int p, double c) noexcept nogil:
+        """AFW on an explicit pair's 4 states; returns its FW gap at the first step."""
+        cdef Example *x = &self.ex[i]
+        cdef PairRec *rec = &x.pairs[p]
+        cdef int a = x.act[rec.ia], b = x.act[rec.ib], s, it, sbest, sv
+        cdef double av[4]
+        cdef double ma, mb, best, qa, q2, amin, fw, aw, num, dd, da, db, gmax, gamma, gap = 0.0
+        cdef bint away, drop
+        cdef double d[4]
+        for it in range(MAX_INNER):
+            ma = rec.lam_a - c * (rec.q[2] + rec.q[3] - x.mu[rec.ia])
+            mb = rec.lam_b - c * (rec.q[1] + rec.q[3] - x.mu[rec.ib])
+            best = NEG
+            sbest = 0
+            qa = 0.0
+            q2 = 0.0
+            amin = -NEG
+            sv = -1
+            for s in range(4):
+                av[s] = self._W(rec.e, a, b, s) + 2.0 * self.rho * (ma * (s >= 2) + mb * (s & 1))
+                if av[s] > best:
+                    best = av[s]
+                    sbest = s
+                qa += rec.q[s] * av[s]
+                q2 += rec.q[s] * rec.q[s]
+                if rec.q[s] > 0.0 and av[s] < amin:
+                    amin = av[s]
+                    sv = s
+            fw = best - qa
+            aw = qa - amin if sv >= 0 else 0.0
+            if it == 0:
+                gap = c * fw
+            away = sv >= 0 and aw > fw and rec.q[sv] < VERTEX
+            for s in range(4):
+                if away:
+                    d[s] = rec.q[s] - (1.0 if s == sv else 0.0)
+                else:
+                    d[s] = (1.0 if s == sbest else 0.0) - rec.q[s]
+            if away:
+                num = c * aw
+                gmax = rec.q[sv] / (1.0 - rec.q[sv])
+            else:
+                num = c * fw
+                gmax = 1.0
+            dd = d[0] * d[0] + d[1] * d[1] + d[2] * d[2] + d[3] * d[3]
+            da = d[2] + d[3]
+            db = d[1] + d[3]
+            if num <= 0.0 or dd <= 1e-300:
+                break
+            gamma = num / (c * c * (dd + 2.0 * self.rho * (da * da + db * db)))
+            drop = away and gamma >= gmax
+            if gamma > gmax:
+                gamma = gmax
+            for s in range(4):
+                if d[s] != 0.0:
+                    rec.q[s] += gamma * d[s]
+                    if rec.q[s] < 1e-15:
+                        rec.q[s] = 0.0
+                    self._add_X(rec.e, a, b, s, -c * gamma * d[s])
+            renormalize(rec.q, 4)
+            if not drop:
+                break
+        return gap
+
+    cdef double _activation_search(self, Py_ssize_t i, double c, double lw, Py_ssize_t block,
+                                   int *k_out) noexcept nogil:
+        """The inactive label of largest gain in block `block` of nu (x.w_k + implicit pair
+        scores + delta(1) - delta(0)); -1e300 when the block has none."""
+        cdef Example *x = &self.ex[i]
+        cdef Py_ssize_t K = self.K, lo = block * K // self.nu, hi = (block + 1) * K // self.nu, k, j
+        cdef Row r = self.X.row(i)
+        cdef double *sc = &self.scores[0]
+        cdef const double *wf
+        cdef double xv, best = NEG, v, base
+        self.n_fmo_calls += 1
+        self.stamp += 1
+        for j in range(x.n_act):
+            self.mark[x.act[j]] = self.stamp
+        for k in range(lo, hi):
+            sc[k - lo] = 0.0
+        for j in range(r.nnz):
+            xv = r.val[j]
+            wf = &self.w[0] + <Py_ssize_t> r.ind[j] * K
+            for k in range(lo, hi):
+                sc[k - lo] += xv * wf[k]
+        if r.bias != 0.0:
+            wf = &self.w[0] + r.bias_col * K
+            for k in range(lo, hi):
+                sc[k - lo] += r.bias * wf[k]
+        for k in range(lo, hi):
+            if self.mark[k] == self.stamp:
+                continue
+            v = sc[k - lo] + self._implicit_score(i, <int> k) + lw
+            if v > best:
+                best = v
+                k_out[0] = <int> k
+        return best
+
+    cdef double _multipliers(self, Py_ssize_t i, double c) noexcept nogil:
+        cdef Example *x = &self.ex[i]
+        cdef PairRec *rec
+        cdef int p
+        cdef double ra, rb, s = 0.0
+        for p in range(x.n_pair):
+            rec = &x.pairs[p]
+            ra = rec.q[2] + rec.q[3] - x.mu[rec.ia]
+            rb = rec.q[1] + rec.q[3] - x.mu[rec.ib]
+            rec.lam_a -= self.eta * c * ra
+            rec.lam_b -= self.eta * c * rb
+            s += 2.0 * c * (abs(ra) + abs(rb))      # ||r||_1 of the two-component links
+        return s
+
+    def run_pass(self, int sweeps=1):
+        """One GDMM iteration: per example (random order), the activation search, `sweeps` sweeps
+        of block steps over its active labels and explicit pairs, then its multiplier step.
+        Returns (sum of the blocks' FW gaps in the first sweep + the activation gains,
+        consistency violation sum_i C_i ||r||_1 / sum_i C_i)."""
+        cdef Py_ssize_t t, i, block
+        cdef int j, p, sweep, k
+        cdef double c, lw = self.st._loss_weight(), total = 0.0, infeas = 0.0, csum = 0.0, g
+        cdef bint oom = False
+        cdef Example *x
+        with nogil:
+            rng_shuffle(&self.rng_state, &self.order[0], self.n)
+            for t in range(self.n):
+                i = self.order[t]
+                c = self.Cs[i]
+                if c <= 0.0:
+                    continue
+                csum += c
+                x = &self.ex[i]
+                block = rng_below(&self.rng_state, self.nu) if self.nu > 1 else 0
+                k = -1
+                g = self._activation_search(i, c, lw, block, &k)
+                if k >= 0 and g > 0.0:
+                    total += c * g
+                    if self._activate(i, k, 0.0) < 0:
+                        oom = True
+                        break
+                    self.n_activations += 1
+                for sweep in range(sweeps):
+                    for j in range(x.n_act):
+                        g = self._unigram_step(i, j, c, lw)
+                        if sweep == 0:
+                            total += g
+                    for p in range(x.n_pair):
+                        g = self._pair_step(i, p, c)
+                        if sweep == 0:
+                            total += g
+                infeas += self._multipliers(i, c)
+        if oom:
+            raise MemoryError("GDMM active sets")
+        return total, infeas / csum if csum > 0 else 0.0
+
+    @property
+    def coef(self):
+        """The weights in the structure's layout (the pair tables written from D and X)."""
+        cdef Py_ssize_t e, s
+        cdef Py_ssize_t off = self.st.pair_off
+        a, b = np.triu_indices(self.K, 1)
+        D = np.asarray(self.D)
+        T = np.asarray(self.Xt).reshape(-1, 4).copy()
+        T[:, 2] += D[a]
+        T[:, 1] += D[b]
+        T[:, 0] -= D[a] + D[b]
+        w = np.asarray(self.w)
+        w[off:off + 4 * self.E] = T.ravel()
+        return w
+
+    def dual(self):
+        """-G = sum_i C_i sum_k delta_k . q_k - 1/2 ||w||^2 (the structural dual at consistency)."""
+        cdef Py_ssize_t i
+        cdef int j
+        cdef const int *y
+        cdef double s = 0.0, lw = self.st._loss_weight()
+        for i in range(self.n):
+            y = self.st._states(i)
+            for j in range(self.ex[i].n_act):
+                s += self.Cs[i] * lw * (self.ex[i].mu[j] if not y[self.ex[i].act[j]] else 1.0 - self.ex[i].mu[j])
+        w = self.coef
+        return s - 0.5 * float(np.dot(w, w))
+
+    def primal(self):
+        """1/2 ||w||^2 + sum_i C_i max over the local polytope (the structure's LP oracle)."""
+        cdef Py_ssize_t i
+        w = np.ascontiguousarray(self.coef)
+        s = 0.0
+        for i in range(self.n):
+            if self.Cs[i] > 0.0:
+                _, m, d = self.st.py_oracle(w, i, 1.0)
+                if m + d > 0.0:
+                    s += self.Cs[i] * (m + d)
+        return 0.5 * float(np.dot(w, w)) + s
+
+    def active_set_sizes(self):
+        """(mean |A_i|, mean number of explicit pairs per example)."""
+        cdef Py_ssize_t i
+        cdef long long sa = 0, sp = 0
+        for i in range(self.n):
+            sa += self.ex[i].n_act
+            sp += self.ex[i].n_pair
+        return sa / max(self.n, 1), sp / max(self.n, 1)
+
+    def activation_search(self, Py_ssize_t i, Py_ssize_t block):
+        """(gain, label) of the activation search of example i over block `block` (tests)."""
+        cdef int k = -1
+        v = self._activation_search(i, self.Cs[i], self.st._loss_weight(), block, &k)
+        return v, k
+
+    def active_labels(self, Py_ssize_t i):
+        return [self.ex[i].act[j] for j in range(self.ex[i].n_act)], [self.ex[i].mu[j] for j in range(self.ex[i].n_act)]
+
+    def explicit_pairs(self, Py_ssize_t i):
+        """[(a, b, q over 2 y_a + y_b, lambda_a, lambda_b)] of example i's explicit pair factors (tests)."""
+        cdef Example *x = &self.ex[i]
+        cdef PairRec *r
+        out = []
+        for p in range(x.n_pair):
+            r = &x.pairs[p]
+            out.append((x.act[r.ia], x.act[r.ib], [r.q[0], r.q[1], r.q[2], r.q[3]], r.lam_a, r.lam_b))
+        return out

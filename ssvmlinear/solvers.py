@@ -587,32 +587,43 @@ def fit_bcfw(structure, Cs, tol, max_iter, seed, verbose=0, callback=None, estim
 
 def fit_gdmm(structure, Cs, tol, max_iter, seed, verbose=0, callback=None, estimator=None,
              state=None, keep_state=False, gap_tol=None, rho=1.0, eta=0.5, fmo_subsets=1):
-    """GDMM (Yen et al. 2016, Alg. 1; _kernels/gdmm.pyx) on a chain: factor duals per token and per
+    """GDMM (Yen et al. 2016, Alg. 1; _kernels/gdmm.pyx). On a chain: factor duals per token and per
     pair of tokens, an augmented Lagrangian on their consistency, block Frank-Wolfe with away steps
     per factor driven by factorwise maximisation oracles, the multiplier step (13) after each pass.
+    On fully connected pairwise multi-label (the LP-relaxed problem): block-greedy coordinate
+    descent (Alg. 3) over per-example active labels and their pairs, an activation search over
+    the other labels (fmo_subsets blocks, one per call), exact block steps; the primal objective
+    is evaluated with the LP oracle.
 
     rho: the augmented Lagrangian's weight, relative to the mean squared token norm; eta: the
     multiplier step (scaled multipliers: 1 is the method of multipliers; the paper's analysis needs
     eta < rho / 4, and 0.5 with rho = 1 converged on every problem we tried). fmo_subsets = nu:
-    1 = exact FMOs (all K tags of a token, all K^2 pairs of a bigram); nu > 1 = the sublinear FMOs:
-    a token searches one of nu blocks of tags (+ its active labels), a pair searches the ordered
-    multimaps of the transition table (exact, O(|A_t||A_t+1|) instead of O(K^2)).
+    1 = exact FMOs (all K tags of a token, all K^2 pairs of a bigram; all labels in the activation
+    search); nu > 1 = the sublinear FMOs: a token searches one of nu blocks of tags (+ its active
+    labels), a pair searches the ordered multimaps of the transition table (exact,
+    O(|A_t||A_t+1|) instead of O(K^2)); multi-label: one block of labels per activation search.
 
     Each pass reports the sum of the blocks' Frank-Wolfe gaps (at the first step of each block) and
-    the consistency violation (sum_i C_i ||M q_pair - q_token||_1 / sum_i C_i T_i). Stopping rule:
+    the consistency violation (sum_i C_i ||M q_pair - q_token||_1 / sum_i C_i T_i; multi-label:
+    / sum_i C_i). Stopping rule:
     a pass in which the gaps are at most tol times the dual objective and the violation at most
     tol; then the primal objective of w (one Viterbi pass) is computed, and with gap_tol (the
     estimators' default) the relative gap (primal - dual) / primal must be <= gap_tol too (the
     dual -G(q) is the structural dual only at consistency, so the violation bound comes first);
     while it is not, tol is divided by 10. No warm start: a refit starts from alpha = 0."""
     from ._kernels.chain import ChainStructure
-    from ._kernels.gdmm import ChainGDMM
-    if not isinstance(structure, ChainStructure):
-        raise ValueError("solver='gdmm' trains chains (ChainSSVM) in this version; the pairwise multi-label "
-                         "factors are trained through their LP relaxation by 'sdm', 'bcfw', 'cutting-plane' "
-                         "or 'pegasos'")
-    solver = ChainGDMM(structure, Cs, rho=rho, eta=eta, fmo_subsets=fmo_subsets, sublinear=fmo_subsets > 1,
-                       seed=seed)
+    from ._kernels.gdmm import ChainGDMM, FullPairwiseGDMM
+    from ._kernels.multilabel import RelaxedPairwiseMultiLabelStructure
+    solver = None
+    if isinstance(structure, ChainStructure):
+        solver = ChainGDMM(structure, Cs, rho=rho, eta=eta, fmo_subsets=fmo_subsets, sublinear=fmo_subsets > 1,
+                           seed=seed)
+    elif isinstance(structure, RelaxedPairwiseMultiLabelStructure) and FullPairwiseGDMM.fully_connected(structure):
+        solver = FullPairwiseGDMM(structure, Cs, rho=rho, eta=eta, fmo_subsets=fmo_subsets, seed=seed)
+    if solver is None:
+        raise ValueError("solver='gdmm' trains chains (ChainSSVM) and fully connected pairwise multi-label "
+                         "models (MultiLabelSSVM(edges='full')) in this version; other structures train with "
+                         "'sdm', 'bcfw', 'cutting-plane' or 'pegasos'")
     primal_curve, dual_curve, timestamps, infeasibility = [], [], [], []
     passes = 0
     converged = interrupted = stopped_by_user = False

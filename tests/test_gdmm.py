@@ -8,7 +8,7 @@ import scipy.sparse as sp
 from ssvmlinear import ChainSSVM, MulticlassSSVM
 from ssvmlinear._kernels.chain import ChainStructure
 from ssvmlinear._kernels.dataset import CSRDataset
-from ssvmlinear._kernels.gdmm import ChainGDMM
+from ssvmlinear._kernels.gdmm import ChainGDMM, FullPairwiseGDMM
 
 
 def random_chains(n_seq=40, d=10, K=4, seed=2, density=0.4):
@@ -151,3 +151,72 @@ def test_cli_trains_gdmm(tmp_path, capsys):
     np.testing.assert_allclose(load_model(model)._weight_vector(), api._weight_vector(), rtol=1e-12, atol=1e-12)
     assert train_main(["-s", "0", "-F", "2", str(path), str(model)]) == 1
     assert "-F applies to -s 6" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------ fully connected multi-label
+
+def multilabel_problem(n=40, d=6, K=5, seed=0):
+    from test_multilabel import random_multilabel
+    X, Y = random_multilabel(n=n, d=d, K=K, seed=seed)
+    return X, np.asarray(Y.toarray() if hasattr(Y, "toarray") else Y, dtype=np.int32)
+
+
+@pytest.mark.parametrize("fmo_subsets, fit_intercept", [(1, False), (3, True)])
+def test_gdmm_reaches_the_lp_relaxed_optimum_on_full_multilabel(fmo_subsets, fit_intercept):
+    from ssvmlinear import MultiLabelSSVM
+    from test_multilabel_pairwise import feature_rows, qp_reference
+    X, Y = multilabel_problem(n=30, seed=1 + fmo_subsets)
+    weights = np.random.default_rng(0).uniform(0.5, 2.0, X.shape[0])
+    ref = MultiLabelSSVM(C=0.5, edges="full", tol=1e-6, max_iter=20000, fit_intercept=fit_intercept)
+    ref.fit(X, Y, sample_weight=weights)
+    est = MultiLabelSSVM(C=0.5, edges="full", solver="gdmm", tol=1e-5, max_iter=100000, fmo_subsets=fmo_subsets,
+                         fit_intercept=fit_intercept).fit(X, Y, sample_weight=weights)
+    assert est.converged_
+    assert est.objective_ == pytest.approx(ref.objective_, rel=2e-5)
+    assert est.dual_objective_ == pytest.approx(ref.objective_, rel=2e-5)
+    assert est.dual_objective_ <= ref.objective_ * (1 + 1e-7)        # a consistent q's dual bounds the LP primal
+    dw = est._weight_vector() - ref._weight_vector()
+    assert dw @ dw <= 4 * (abs(est.objective_ - ref.objective_) + 1e-6 * ref.objective_)
+
+
+def test_activation_search_is_the_best_inactive_label_of_its_block():
+    """gain(k) = x.w_k + sum over inactive partners b of W_kb(1, 0) - W_kb(0, 0) + loss, against the
+    weights written out in the structure's layout."""
+    from ssvmlinear.multilabel import _structure, _fit_edges
+    X, Y = multilabel_problem(n=30, d=5, K=12, seed=3)
+    K, nu = 12, 3
+    st = _structure(CSRDataset(X, -1.0), Y, _fit_edges("full", Y), False)
+    solver = FullPairwiseGDMM(st, np.full(30, 0.8), fmo_subsets=nu, seed=2)
+    for _ in range(3):
+        solver.run_pass()
+    w = solver.coef.copy()
+    d = X.shape[1]
+    U = w[:d * K].reshape(d, K)
+    T = w[d * K:].reshape(-1, 4)
+    a_idx, b_idx = np.triu_indices(K, 1)
+    Xd = X.toarray()
+    checked = 0
+    for i in range(30):
+        active = set(solver.active_labels(i)[0])
+        gain = np.full(K, -np.inf)
+        for k in range(K):
+            if k in active:
+                continue
+            g = Xd[i] @ U[:, k] + 1.0
+            for e in range(len(a_idx)):
+                a, b = a_idx[e], b_idx[e]
+                if k == a and b not in active:
+                    g += T[e, 2] - T[e, 0]
+                elif k == b and a not in active:
+                    g += T[e, 1] - T[e, 0]
+            gain[k] = g
+        for block in range(nu):
+            lo, hi = block * K // nu, (block + 1) * K // nu
+            value, k = solver.activation_search(i, block)
+            if np.isfinite(gain[lo:hi]).any():
+                assert value == pytest.approx(gain[lo:hi].max(), abs=1e-9)
+                assert gain[k] == pytest.approx(value, abs=1e-9)
+                checked += 1
+            else:
+                assert value < -1e299
+    assert checked > 30
