@@ -236,7 +236,7 @@ class MultiLabelSSVM(MultiOutputMixin, ClassifierMixin, StructuredSSVM):
     def _decode(self, X):
         """The exact MAP labels of every row of X, (n_samples, K) 0/1: max-product on a forest;
         on any other graph the LP relaxation, then the integer program for the rows whose LP
-        answer is fractional."""
+        answer is fractional (their number is kept in n_fractional_predictions_, 0 on a forest)."""
         from .parallel import predict_structure
         from ._kernels.factor import MARGINAL_ONE_VALUE as Q
         self._check_fitted()
@@ -246,9 +246,11 @@ class MultiLabelSSVM(MultiOutputMixin, ClassifierMixin, StructuredSSVM):
         st_ = _structure(CSRDataset(X, self._bias), np.zeros((X.shape[0], K), dtype=np.int32), self.edges_,
                          bool(self.normalize_loss))
         Z = predict_structure(st_, w, self.n_jobs).reshape(X.shape[0], -1)
+        self.n_fractional_predictions_ = 0
         if not isinstance(st_, RelaxedPairwiseMultiLabelStructure):
             return Z
         frac = np.flatnonzero(np.any((Z != 0) & (Z != Q), axis=1))
+        self.n_fractional_predictions_ = int(frac.size)
         P = (Z[:, :K] >= Q // 2).astype(np.int32)
         if frac.size:
             lp = PairwiseLP(K, self.edges_)

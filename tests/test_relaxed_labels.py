@@ -214,3 +214,21 @@ def test_full_pairwise_multilabel_estimator(solver):
         f = labels @ S[r] + sum(est.pairwise_[e][labels[:, a], labels[:, b]] for e, (a, b) in enumerate(est.edges_))
         assert f[int(np.flatnonzero((labels == P[r]).all(axis=1))[0])] == pytest.approx(f.max(), abs=1e-9)
     assert est.objective_ == pytest.approx(ref.objective_, rel=0.05)
+
+
+def test_prediction_counts_the_fractional_lp_answers():
+    """A frustrated model (every label wants in, every pair of them is penalised) makes the LP
+    relaxation fractional on every row: predict falls back to the integer program on each (one
+    label, the exact MAP) and says so."""
+    X, Y, ref = full_reference()
+    est = __import__("copy").deepcopy(ref)
+    est.predict(X)
+    assert 0 <= est.n_fractional_predictions_ <= X.shape[0]
+    est.coef_ = np.zeros_like(est.coef_)
+    est.intercept_ = np.ones_like(est.intercept_)
+    est.pairwise_ = np.zeros_like(est.pairwise_)
+    est.pairwise_[:, 1, 1] = -3.0
+    P = est.predict(X)
+    P = P.toarray() if hasattr(P, "toarray") else np.asarray(P)
+    assert est.n_fractional_predictions_ == X.shape[0]
+    assert np.all(P.sum(axis=1) == 1)
