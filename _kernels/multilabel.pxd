@@ -53,6 +53,7 @@ cdef class RelaxedPairwiseMultiLabelStructure(PairwiseMultiLabelStructure):
     cdef readonly long long n_lp_failures
 
     cdef void _lp_oracle(self, const double *w, Py_ssize_t i, double lam, int *y_out, double *work) noexcept nogil
+    cdef void _lp_objective(self, const double *w, Py_ssize_t i, double lam, double *c, double *work) noexcept nogil
 
     cdef void _encode(self, int *y) noexcept nogil
     cdef void _encode_many(self, int *labels, int n) noexcept nogil

@@ -910,15 +910,14 @@ cdef class RelaxedPairwiseMultiLabelStructure(PairwiseMultiLabelStructure):
         delta_out[0] = self.loss(i, y_out)
         return m_out[0] + lam * delta_out[0]
 
-    cdef void _lp_oracle(self, const double *w, Py_ssize_t i, double lam, int *y_out, double *work) noexcept nogil:
-        """The LP relaxation over the local polytope: variables P(y_k = 1) and P(y_a = y_b = 1);
-        the objective is f + lam * Hamming written in them (a table's four marginals are linear in
-        its pair's three variables). work[0:K]: the unary scores (margins() reuses them)."""
+    cdef void _lp_objective(self, const double *w, Py_ssize_t i, double lam, double *c, double *work) noexcept nogil:
+        """c[0:K+E]: f + lam * Hamming written in the LP's variables P(y_k = 1), P(y_a = y_b = 1),
+        up to a constant (a table's four marginals are linear in its pair's three variables).
+        work[0:K]: the unary scores (margins() reuses them)."""
         cdef Py_ssize_t k, e, a, b, K = self.n_labels, E = self.n_edges
         cdef const int *yi = self._states(i)
         cdef const double *P = w + self.pair_off
-        cdef double *c = work + K
-        cdef double la = lam * self._loss_weight(), v
+        cdef double la = lam * self._loss_weight()
         row_gemv(self.X.row(i), w, K, work)
         for k in range(K):
             c[k] = work[k] + (-la if yi[k] else la)
@@ -928,6 +927,13 @@ cdef class RelaxedPairwiseMultiLabelStructure(PairwiseMultiLabelStructure):
             c[a] += P[4 * e + 2] - P[4 * e]
             c[b] += P[4 * e + 1] - P[4 * e]
             c[K + e] = P[4 * e] - P[4 * e + 1] - P[4 * e + 2] + P[4 * e + 3]
+
+    cdef void _lp_oracle(self, const double *w, Py_ssize_t i, double lam, int *y_out, double *work) noexcept nogil:
+        """The LP relaxation over the local polytope (HiGHS; holds the GIL)."""
+        cdef Py_ssize_t k, K = self.n_labels, E = self.n_edges
+        cdef double *c = work + K
+        cdef double v
+        self._lp_objective(w, i, lam, c, work)
         with gil:
             try:
                 x = np.asarray(self.lp(np.asarray(<double[:K + E]> c)), dtype=np.float64)
@@ -938,6 +944,50 @@ cdef class RelaxedPairwiseMultiLabelStructure(PairwiseMultiLabelStructure):
                 self.n_lp_failures += 1      # no answer: y_i itself
                 for k in range(K + E):
                     y_out[k] = self.true_label(i)[k]
+
+    cdef int constrained_oracle(self, const double *w, Py_ssize_t i, double lam, double alpha, double beta,
+                                double origin, double scale, int *y_out, double *work) noexcept nogil:
+        """The LP of _lp_oracle with the cone's two rows: h = scale m and g = Delta are linear in
+        the LP's variables (m = c_f . x + const - f(y_i), g = c_g . x + const), so the cone
+        alpha (h + origin) > g >= beta (h + origin) adds two linear inequalities (the strict one
+        by a margin of 1e-9 relative). Holds the GIL (HiGHS)."""
+        cdef Py_ssize_t k, e, K = self.n_labels, E = self.n_edges
+        cdef const int *yi = self._states(i)
+        cdef const double *P = w + self.pair_off
+        cdef double *cf = work + K
+        cdef double lw = self._loss_weight(), const_f = 0.0, const_g = 0.0, v
+        if self.lp is None:
+            return -2
+        self._lp_objective(w, i, 0.0, cf, work)
+        for e in range(E):
+            const_f += P[4 * e]
+        for k in range(K):
+            const_g += lw * yi[k]
+        with gil:
+            try:
+                f_true = self.score(w, i, self.true_label(i))
+                cfv = np.array(<double[:K + E]> cf)
+                cg = np.zeros(K + E)
+                for k in range(K):
+                    cg[k] = lw * (1.0 - 2.0 * yi[k])
+                h0 = scale * (const_f - f_true) + origin       # h + origin = scale cf.x + h0
+                rows, lbs = [], []
+                if alpha != float("inf"):                      # alpha (h + origin) - g >= eps
+                    rows.append(alpha * scale * cfv - cg)
+                    lbs.append(const_g - alpha * h0 + 1e-9 * (1.0 + abs(const_g) + abs(alpha * h0)))
+                rows.append(cg - beta * scale * cfv)           # g - beta (h + origin) >= 0
+                lbs.append(beta * h0 - const_g)
+                x = self.lp.constrained(scale * cfv + lam * cg, np.array(rows), np.array(lbs))
+                if x is None:
+                    return 0
+                x = np.asarray(x, dtype=np.float64)
+                for k in range(K + E):
+                    v = min(max(float(x[k]), 0.0), 1.0)
+                    y_out[k] = <int> (v * MARGINAL_ONE + 0.5)
+                return 1
+            except Exception:
+                self.n_lp_failures += 1
+                return 0
 
     cdef int n_loss_levels(self, Py_ssize_t i) noexcept nogil:
         return 0 if self.lp is not None else PairwiseMultiLabelStructure.n_loss_levels(self, i)

@@ -303,8 +303,19 @@ cdef class StructureOracle(LabelOracle):
     cdef int query_constrained(self, int slot, double lam, double alpha, double beta) noexcept nogil:
         # Over the best label of every loss level: psi is increasing in h, so the maximiser of psi
         # is the best-margin label of its level and the angular search stays exact on that set.
-        cdef int l, best = -1
+        cdef int l, best = -1, got
         cdef double m, g, v, best_v = 0.0
+        if self.n_levels == 0 and not self.microf1:
+            got = self.st.constrained_oracle(self.w, self.i, lam, alpha, beta, self.origin, self.scale,
+                                             self.labels + slot * self.Lmax, self.work)
+            if got <= 0:
+                return got
+            self.n_calls += 1
+            self.unary_ok = 0
+            self.st.margins(self.w, self.i, self.labels + slot * self.Lmax, 1, &m, self.work, False)
+            self.slot_h[slot] = self.scale * m
+            self.slot_g[slot] = self.st.loss(self.i, self.labels + slot * self.Lmax)
+            return 1
         if self._table() < 0:
             return -2
         self.n_calls += 1

@@ -73,6 +73,13 @@ cdef class Structure:
     cdef Py_ssize_t loss_indexed_workspace_size(self) noexcept nogil
     cdef void loss_indexed_oracle(self, const double *w, Py_ssize_t i, double *best_m, int *labels,
                                   double *work) noexcept nogil
+    # The constrained lambda-oracle of the angular search for structures without loss levels
+    # (relaxed labels: an LP with the cone's two constraints): y_out = argmax scale m(y) + lam
+    # Delta(y) over labels with alpha (scale m(y) + origin) > Delta(y) >= beta (scale m(y) +
+    # origin) (alpha = inf: no upper ray). Returns 1 (y_out written), 0 (no label in the cone),
+    # -2 (not available: the default).
+    cdef int constrained_oracle(self, const double *w, Py_ssize_t i, double lam, double alpha, double beta,
+                                double origin, double scale, int *y_out, double *work) noexcept nogil
     # Capability: the Micro-F1 surrogate's oracles (offers_microf1; multi-label structures). Its
     # coordinates: h = H + m, g = -(|y| + |y_i|), psi = h / (-g), H the unnormalised mismatch count.
     # oracle_f1: argmax_y H(y, y_i) + m(y) - lam * (|y| + |y_i|); writes h and g of the maximiser,

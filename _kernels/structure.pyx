@@ -99,6 +99,10 @@ cdef class Structure:
     cdef int n_loss_levels(self, Py_ssize_t i) noexcept nogil:
         return 0
 
+    cdef int constrained_oracle(self, const double *w, Py_ssize_t i, double lam, double alpha, double beta,
+                                double origin, double scale, int *y_out, double *work) noexcept nogil:
+        return -2
+
     cdef double level_loss(self, Py_ssize_t i, int level) noexcept nogil:
         return <double> level
 
@@ -156,6 +160,24 @@ cdef class Structure:
         result = y[:self.label_len(i)].copy(), m, d
         self.check_implemented("py_oracle")
         return result
+
+    def py_constrained_oracle(self, const double[::1] w, Py_ssize_t i, double lam, double alpha, double beta,
+                              double origin=0.0, double scale=1.0):
+        """(label, m, delta) of the constrained lambda-oracle (see structure.pxd), or None when the
+        cone holds no label."""
+        import numpy as np
+        y = np.zeros(max(self.max_label_len, 1), dtype=np.int32)
+        work = np.zeros(max(self.workspace_size(), 1), dtype=np.float64)
+        cdef int[::1] yv = y
+        cdef double[::1] wv = work
+        cdef double m = 0.0
+        got = self.constrained_oracle(&w[0], i, lam, alpha, beta, origin, scale, &yv[0], &wv[0])
+        if got == -2:
+            raise NotImplementedError(f"{type(self).__name__} has no constrained oracle")
+        if got == 0:
+            return None
+        self.margins(&w[0], i, &yv[0], 1, &m, &wv[0], False)
+        return y[:self.label_len(i)].copy(), m, self.loss(i, &yv[0])
 
     def py_kbest(self, const double[::1] w, Py_ssize_t i, double lam, int k):
         """(labels (n x L), values) of the k best labels by m + lam * Delta."""

@@ -330,6 +330,19 @@ class PairwiseLP:
             raise RuntimeError(res.message)
         return res.x
 
+    def constrained(self, c, rows, lower):
+        """The same maximisation with the extra rows  rows @ x >= lower; None when infeasible."""
+        import scipy.sparse as sp
+        from scipy.optimize import linprog
+        A = sp.vstack([self.A, sp.csr_matrix(-np.asarray(rows, dtype=np.float64))], format="csr")
+        b = np.concatenate([self.b, -np.asarray(lower, dtype=np.float64)])
+        res = linprog(-np.asarray(c, dtype=np.float64), A_ub=A, b_ub=b, bounds=(0, 1), method="highs")
+        if res.status == 2:
+            return None
+        if res.status != 0:
+            raise RuntimeError(res.message)
+        return res.x
+
     def integer(self, c):
         from scipy.optimize import LinearConstraint, milp
         res = milp(-np.asarray(c, dtype=np.float64), constraints=LinearConstraint(self.A, -np.inf, self.b),

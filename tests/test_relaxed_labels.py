@@ -232,3 +232,72 @@ def test_prediction_counts_the_fractional_lp_answers():
     P = P.toarray() if hasattr(P, "toarray") else np.asarray(P)
     assert est.n_fractional_predictions_ == X.shape[0]
     assert np.all(P.sum(axis=1) == 1)
+
+
+def test_constrained_lp_oracle_equals_an_independent_lp():
+    """The angular search's constrained lambda-oracle on the LP relaxation: max h + lam g over the
+    local polytope cut by alpha (h + o) >= g >= beta (h + o), against scipy's HiGHS on an
+    independent formulation (a 4-entry table per pair, consistency rows); None exactly when that
+    LP is infeasible."""
+    from scipy.optimize import linprog
+    from ssvmlinear.multilabel import PairwiseLP
+    from test_multilabel import dense_rows
+    rng = np.random.default_rng(5)
+    K = 4
+    X, Y = random_multilabel(n=6, d=3, K=K, seed=2)
+    Y = np.asarray(Y.toarray() if hasattr(Y, "toarray") else Y, dtype=np.int32)
+    a, b = np.triu_indices(K, 1)
+    edges = np.stack([a, b], axis=1)
+    E = len(a)
+    st = RelaxedPairwiseMultiLabelStructure(CSRDataset(X, 1.0), Y, edges, False, PairwiseLP(K, edges))
+    D = dense_rows(X, 1.0)
+    seen = {True: 0, False: 0}
+    for trial in range(40):
+        w = rng.standard_normal(st.n_weights)
+        i = int(rng.integers(6))
+        lam, origin, scale = float(rng.uniform(0.1, 3)), float(rng.uniform(0, 2)), float(rng.uniform(0.5, 2))
+        beta = float(rng.uniform(0, 1.5))
+        alpha = float("inf") if trial % 3 == 0 else beta + float(rng.uniform(0.05, 2))
+        U = w[:-4 * E].reshape(4, K).T @ D[i]
+        T = w[-4 * E:].reshape(E, 4)
+        yb = Y[i]
+        f_true = U @ yb + sum(T[e, 2 * yb[a[e]] + yb[b[e]]] for e in range(E))
+        # variables: mu (K), q_e (4E); h = scale (score - f_true), g = Hamming
+        nv = K + 4 * E
+        cf = np.concatenate([U, T.ravel()])
+        cg = np.concatenate([1.0 - 2.0 * yb, np.zeros(4 * E)])
+        Aeq, beq = [], []
+        for e in range(E):
+            for var, cols in ((a[e], (2, 3)), (b[e], (1, 3))):
+                r = np.zeros(nv)
+                r[[K + 4 * e + c for c in cols]] = 1
+                r[var] = -1
+                Aeq.append(r)
+                beq.append(0)
+            r = np.zeros(nv)
+            r[K + 4 * e:K + 4 * e + 4] = 1
+            Aeq.append(r)
+            beq.append(1)
+        Aub, bub = [], []
+        h0 = -scale * f_true + origin            # h + origin = scale cf.x + h0; g = cg.x + |y|
+        if np.isfinite(alpha):
+            Aub.append(-(alpha * scale * cf - cg))
+            bub.append(-(yb.sum() - alpha * h0) - 1e-9 * (1 + yb.sum() + abs(alpha * h0)))
+        Aub.append(-(cg - beta * scale * cf))
+        bub.append(-(beta * h0 - yb.sum()))
+        res = linprog(-(scale * cf + lam * cg), A_ub=np.array(Aub), b_ub=bub, A_eq=np.array(Aeq), b_eq=beq,
+                      bounds=[(0, 1)] * nv, method="highs")
+        got = st.py_constrained_oracle(w, i, lam, alpha, beta, origin, scale)
+        seen[got is not None] += 1
+        if res.status == 2:
+            assert got is None
+            continue
+        assert res.status == 0 and got is not None
+        y, m, g = got
+        ref = -res.fun + lam * yb.sum() - scale * f_true       # max of scale m + lam g
+        assert scale * m + lam * g == pytest.approx(ref, abs=1e-5)
+        h = scale * m
+        assert g >= beta * (h + origin) - 1e-5
+        if np.isfinite(alpha):
+            assert g <= alpha * (h + origin) + 1e-5
+    assert seen[True] >= 10 and seen[False] >= 1
