@@ -50,6 +50,10 @@ cdef class RelaxedPairwiseMultiLabelStructure(PairwiseMultiLabelStructure):
     # updates are linear in the marginals. The oracles are the forest's (integral answers, encoded).
     cdef const int[::1] y_marg            # true labels as marginals (n_examples x (K + E))
     cdef object lp                        # the LP oracle on any graph (None: a forest)
+    # lp.method == "maxflow": the LP is solved in the kernel (roof duality by max-flow, nogil) on
+    # this fixed arc topology (flow.pyx-style CSR adjacency; see _flow_lp)
+    cdef bint use_flow
+    cdef int[::1] arc_head, adj_ptr, adj_arc
     cdef readonly long long n_lp_failures
 
     cdef void _lp_oracle(self, const double *w, Py_ssize_t i, double lam, int *y_out, double *work) noexcept nogil
