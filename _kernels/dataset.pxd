@@ -67,6 +67,26 @@ cdef inline void row_gemv(Row r, const double *w, Py_ssize_t stride, double *out
             out[c] += r.bias * wj[c]
 
 
+cdef inline void row_gemv_range(Row r, const double *w, Py_ssize_t stride, Py_ssize_t lo, Py_ssize_t hi,
+                                double *out) noexcept nogil:
+    """out[c - lo] = sum_j x_j * w[j*stride + c] for lo <= c < hi (one block of the columns, e.g.
+    the sampled block of labels of a factorwise oracle)."""
+    cdef Py_ssize_t k, c
+    cdef double xv
+    cdef const double *wj
+    for c in range(hi - lo):
+        out[c] = 0.0
+    for k in range(r.nnz):
+        xv = r.val[k]
+        wj = w + <Py_ssize_t> r.ind[k] * stride + lo
+        for c in range(hi - lo):
+            out[c] += xv * wj[c]
+    if r.bias != 0.0:
+        wj = w + r.bias_col * stride + lo
+        for c in range(hi - lo):
+            out[c] += r.bias * wj[c]
+
+
 cdef inline double row_row_dot(Row a, Row b) noexcept nogil:
     """x_a . x_b for two rows with sorted indices (merge)."""
     cdef Py_ssize_t p = 0, q = 0

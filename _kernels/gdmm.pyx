@@ -50,7 +50,7 @@ from libcpp.set cimport set as cset
 from libcpp.vector cimport vector
 
 from ssvmlinear._kernels.chain cimport ChainStructure
-from ssvmlinear._kernels.dataset cimport CSRDataset, Row, row_dot, row_axpy
+from ssvmlinear._kernels.dataset cimport CSRDataset, Row, row_dot, row_axpy, row_gemv_range
 from ssvmlinear._kernels.rng cimport rng_shuffle, rng_below
 
 ctypedef pair[double, int] Entry            # (-value, other index): ascending = best first
@@ -317,8 +317,7 @@ cdef class ChainGDMM:
         cdef Py_ssize_t K = self.K, lo, hi, y, k
         cdef int ytrue = self.st.y[g]
         cdef Row r = self.X.row(g)
-        cdef double best = NEG, v, xv
-        cdef const double *wf
+        cdef double best = NEG, v
         cdef double *sc = &self.scores[0]
         cdef int yb = ytrue
         self.n_fmo_calls += 1
@@ -333,17 +332,7 @@ cdef class ChainGDMM:
                 yb = <int> y
         lo = block * K // self.nu
         hi = (block + 1) * K // self.nu
-        for y in range(lo, hi):
-            sc[y - lo] = 0.0
-        for k in range(r.nnz):
-            xv = r.val[k]
-            wf = &self.w[0] + <Py_ssize_t> r.ind[k] * K
-            for y in range(lo, hi):
-                sc[y - lo] += xv * wf[y]
-        if r.bias != 0.0:
-            wf = &self.w[0] + r.bias_col * K
-            for y in range(lo, hi):
-                sc[y - lo] += r.bias * wf[y]
+        row_gemv_range(r, &self.w[0], K, lo, hi, sc)
         for y in range(lo, hi):
             if self.markL[y] == self.stamp:
                 continue
@@ -491,48 +480,28 @@ cdef class ChainGDMM:
                     b_out[0] = <int> b
         return best
 
-    cdef double _best_in_row(self, int a, int *b_out) noexcept nogil:
-        """max over b outside supR of W[a, b] (-1e300 when none)."""
-        cdef cset[Entry].iterator it = self.row_map[a].begin()
-        cdef cset[Entry].iterator end = self.row_map[a].end()
+    cdef double _best_in_line(self, cset[Entry] *line, const int *mark_other, Py_ssize_t base, Py_ssize_t stride,
+                              int *out) noexcept nogil:
+        """max of W over one row (or column) of the table outside the other side's support
+        (mark_other == stamp): the map's best such entry, or an untouched one (value 0) when that
+        is negative; -1e300 when none. Entry (line, j) is at base + stride * j of `touched`."""
+        cdef cset[Entry].iterator it = line.begin()
+        cdef cset[Entry].iterator end = line.end()
         cdef double v = NEG
-        cdef int b
+        cdef int j
         cdef const unsigned char *tch = &self.touched[0]
-        cdef Py_ssize_t K = self.K
         while it != end:
-            b = deref(it).second
-            if self.markR[b] != self.stamp:
+            j = deref(it).second
+            if mark_other[j] != self.stamp:
                 v = -deref(it).first
-                b_out[0] = b
+                out[0] = j
                 break
             inc(it)
         if v >= 0.0:
             return v
-        for b in range(K):          # the best untouched entry (value 0) outside supR, if any
-            if self.markR[b] != self.stamp and not tch[a * K + b]:
-                b_out[0] = b
-                return 0.0
-        return v
-
-    cdef double _best_in_col(self, int b, int *a_out) noexcept nogil:
-        cdef cset[Entry].iterator it = self.col_map[b].begin()
-        cdef cset[Entry].iterator end = self.col_map[b].end()
-        cdef double v = NEG
-        cdef int a
-        cdef const unsigned char *tch = &self.touched[0]
-        cdef Py_ssize_t K = self.K
-        while it != end:
-            a = deref(it).second
-            if self.markL[a] != self.stamp:
-                v = -deref(it).first
-                a_out[0] = a
-                break
-            inc(it)
-        if v >= 0.0:
-            return v
-        for a in range(K):
-            if self.markL[a] != self.stamp and not tch[a * K + b]:
-                a_out[0] = a
+        for j in range(self.K):
+            if mark_other[j] != self.stamp and not tch[base + stride * j]:
+                out[0] = j
                 return 0.0
         return v
 
@@ -580,7 +549,7 @@ cdef class ChainGDMM:
                     best = v
                     a_out[0] = a
                     b_out[0] = b
-            v = self._best_in_row(a, &x)
+            v = self._best_in_line(&self.row_map[a], &self.markR[0], a * K, 1, &x)
             if v > NEG:
                 v += rho * self.msgL[a]
                 if v > best:
@@ -589,7 +558,7 @@ cdef class ChainGDMM:
                     b_out[0] = x
         for l in range(self.nsupR):                  # (iii)
             b = self.supR[l]
-            v = self._best_in_col(b, &x)
+            v = self._best_in_line(&self.col_map[b], &self.markL[0], b, K, &x)
             if v > NEG:
                 v += rho * self.msgR[b]
                 if v > best:
@@ -1232,23 +1201,12 @@ cdef class FullPairwiseGDMM:
         cdef Py_ssize_t K = self.K, lo = block * K // self.nu, hi = (block + 1) * K // self.nu, k, j
         cdef Row r = self.X.row(i)
         cdef double *sc = &self.scores[0]
-        cdef const double *wf
-        cdef double xv, best = NEG, v, base
+        cdef double best = NEG, v
         self.n_fmo_calls += 1
         self.stamp += 1
         for j in range(x.n_act):
             self.mark[x.act[j]] = self.stamp
-        for k in range(lo, hi):
-            sc[k - lo] = 0.0
-        for j in range(r.nnz):
-            xv = r.val[j]
-            wf = &self.w[0] + <Py_ssize_t> r.ind[j] * K
-            for k in range(lo, hi):
-                sc[k - lo] += xv * wf[k]
-        if r.bias != 0.0:
-            wf = &self.w[0] + r.bias_col * K
-            for k in range(lo, hi):
-                sc[k - lo] += r.bias * wf[k]
+        row_gemv_range(r, &self.w[0], K, lo, hi, sc)
         for k in range(lo, hi):
             if self.mark[k] == self.stamp:
                 continue

@@ -542,47 +542,59 @@ def fit_bcfw(structure, Cs, tol, max_iter, seed, verbose=0, callback=None, estim
     if state is not None:
         solver.set_state(state, Cs)
         solver.recompute_q()
-    primal_curve, dual_curve, timestamps = [], [], []
-    passes = 0
-    converged = interrupted = stopped_by_user = False
-    primal = np.nan
+
+    def one_pass():
+        gaps = solver.run_pass()
+        structure.check_implemented("BCFW")
+        return gaps, 0.0, f"block gaps {gaps:.4g}"
+
+    r = _run_gap_rule(solver, one_pass, "bcfw", tol, max_iter, gap_tol, verbose, callback, estimator)
+    warn_if_unfinished("BCFW", r.interrupted, not r.converged and r.passes >= max_iter, max_iter,
+                       f"the block gaps fell to tol={r.tol:.3g} of the dual")
+    if not (r.interrupted or r.stopped_by_user):
+        warn_if_gap_large("BCFW", r.primal, r.dual)
+    return FitResult(w=solver.coef, primal=r.primal, dual=r.dual, gap=r.primal - r.dual, n_iter=r.passes,
+                     n_outer=r.passes, converged=r.converged, n_oracle_calls=solver.n_oracle_calls,
+                     working_set_size=int(solver.working_set_sizes().sum()),
+                     objective_curve=np.array(r.primal_curve), dual_curve=np.array(r.dual_curve),
+                     timestamps=np.array(r.timestamps), state=solver.get_state() if keep_state else None)
+
+
+def _run_gap_rule(solver, one_pass, tag, tol, max_iter, gap_tol, verbose, callback, estimator):
+    """The outer loop of BCFW and GDMM. one_pass() -> (sum of block gaps, constraint violation,
+    progress text); the rule fires after a pass whose gaps are <= tol |dual| and whose violation
+    is <= tol; then the primal objective is computed (one oracle pass), and with gap_tol the
+    relative duality gap must be <= gap_tol too, else tol is divided by 10. Ctrl-C keeps the
+    model of the last pass; the callback may stop the loop."""
+    r = FitResult(primal_curve=[], dual_curve=[], timestamps=[], passes=0, converged=False, interrupted=False,
+                  stopped_by_user=False, primal=np.nan, tol=tol)
     t0 = time.perf_counter()
     try:
-        while passes < max_iter:
-            gaps = solver.run_pass()
-            passes += 1
+        while r.passes < max_iter:
+            gaps, violation, text = one_pass()
+            r.passes += 1
             dual = solver.dual()
-            dual_curve.append(dual)
-            primal_curve.append(np.nan)
-            timestamps.append(time.perf_counter() - t0)
+            r.dual_curve.append(dual)
+            r.primal_curve.append(np.nan)
+            r.timestamps.append(time.perf_counter() - t0)
             if verbose:
-                log_progress(f"[bcfw] pass {passes:5d} block gaps {gaps:.4g} dual {dual:.10g} "
-                             f"time {timestamps[-1]:.2f}s")
-            if gaps <= tol * max(abs(dual), 1e-300):
-                primal = solver.primal()
-                primal_curve[-1] = primal
-                if not gap_too_large(primal, dual, gap_tol):
-                    converged = True
+                log_progress(f"[{tag}] pass {r.passes:5d} {text} dual {dual:.10g} time {r.timestamps[-1]:.2f}s")
+            if gaps <= r.tol * max(abs(dual), 1e-300) and violation <= r.tol:
+                r.primal = solver.primal()
+                r.primal_curve[-1] = r.primal
+                if not gap_too_large(r.primal, dual, gap_tol):
+                    r.converged = True
                     break
-                tol *= 0.1
-            structure.check_implemented("BCFW")
+                r.tol *= 0.1
             if callback is not None and callback(estimator) is False:
-                stopped_by_user = True
+                r.stopped_by_user = True
                 break
     except KeyboardInterrupt:
-        interrupted = True
-    if not converged:
-        primal = solver.primal()
-    warn_if_unfinished("BCFW", interrupted, not converged and passes >= max_iter, max_iter,
-                       f"the block gaps fell to tol={tol:.3g} of the dual")
-    dual = solver.dual()
-    if not (interrupted or stopped_by_user):
-        warn_if_gap_large("BCFW", primal, dual)
-    return FitResult(w=solver.coef, primal=primal, dual=dual, gap=primal - dual, n_iter=passes,
-                     n_outer=passes, converged=converged, n_oracle_calls=solver.n_oracle_calls,
-                     working_set_size=int(solver.working_set_sizes().sum()),
-                     objective_curve=np.array(primal_curve), dual_curve=np.array(dual_curve),
-                     timestamps=np.array(timestamps), state=solver.get_state() if keep_state else None)
+        r.interrupted = True
+    if not r.converged:
+        r.primal = solver.primal()
+    r.dual = solver.dual()
+    return r
 
 
 def fit_gdmm(structure, Cs, tol, max_iter, seed, verbose=0, callback=None, estimator=None,
@@ -624,46 +636,20 @@ def fit_gdmm(structure, Cs, tol, max_iter, seed, verbose=0, callback=None, estim
         raise ValueError("solver='gdmm' trains chains (ChainSSVM) and fully connected pairwise multi-label "
                          "models (MultiLabelSSVM(edges='full')) in this version; other structures train with "
                          "'sdm', 'bcfw', 'cutting-plane' or 'pegasos'")
-    primal_curve, dual_curve, timestamps, infeasibility = [], [], [], []
-    passes = 0
-    converged = interrupted = stopped_by_user = False
-    primal = np.nan
-    t0 = time.perf_counter()
-    try:
-        while passes < max_iter:
-            gaps, infeas = solver.run_pass()
-            passes += 1
-            dual = solver.dual()
-            dual_curve.append(dual)
-            primal_curve.append(np.nan)
-            infeasibility.append(infeas)
-            timestamps.append(time.perf_counter() - t0)
-            if verbose:
-                log_progress(f"[gdmm] pass {passes:5d} block gaps {gaps:.4g} violation {infeas:.3g} "
-                             f"dual {dual:.10g} time {timestamps[-1]:.2f}s")
-            if gaps <= tol * max(abs(dual), 1e-300) and infeas <= tol:
-                primal = solver.primal()
-                primal_curve[-1] = primal
-                if verbose:
-                    log_progress(f"[gdmm] primal {primal:.10g}")
-                if not gap_too_large(primal, dual, gap_tol):
-                    converged = True
-                    break
-                tol *= 0.1
-            if callback is not None and callback(estimator) is False:
-                stopped_by_user = True
-                break
-    except KeyboardInterrupt:
-        interrupted = True
-    if not converged:
-        primal = solver.primal()
-    warn_if_unfinished("GDMM", interrupted, not converged and passes >= max_iter, max_iter,
-                       f"the block gaps and the consistency violation fell to tol={tol:.3g}")
-    dual = solver.dual()
-    if not (interrupted or stopped_by_user):
-        warn_if_gap_large("GDMM", primal, dual)
-    return FitResult(w=solver.coef, primal=primal, dual=dual, gap=primal - dual, n_iter=passes,
-                     n_outer=passes, converged=converged, n_oracle_calls=solver.n_fmo_calls,
+    infeasibility = []
+
+    def one_pass():
+        gaps, violation = solver.run_pass()
+        infeasibility.append(violation)
+        return gaps, violation, f"block gaps {gaps:.4g} violation {violation:.3g}"
+
+    r = _run_gap_rule(solver, one_pass, "gdmm", tol, max_iter, gap_tol, verbose, callback, estimator)
+    warn_if_unfinished("GDMM", r.interrupted, not r.converged and r.passes >= max_iter, max_iter,
+                       f"the block gaps and the consistency violation fell to tol={r.tol:.3g}")
+    if not (r.interrupted or r.stopped_by_user):
+        warn_if_gap_large("GDMM", r.primal, r.dual)
+    return FitResult(w=solver.coef, primal=r.primal, dual=r.dual, gap=r.primal - r.dual, n_iter=r.passes,
+                     n_outer=r.passes, converged=r.converged, n_oracle_calls=solver.n_fmo_calls,
                      working_set_size=int(round(sum(solver.active_set_sizes()))),
-                     objective_curve=np.array(primal_curve), dual_curve=np.array(dual_curve),
-                     timestamps=np.array(timestamps), infeasibility=np.array(infeasibility), state=None)
+                     objective_curve=np.array(r.primal_curve), dual_curve=np.array(r.dual_curve),
+                     timestamps=np.array(r.timestamps), infeasibility=np.array(infeasibility), state=None)
