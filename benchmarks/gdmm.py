@@ -202,7 +202,8 @@ def worker(spec):
             run_pass()
             elapsed += time.perf_counter() - t
             passes += 1
-            if nxt is not None and (elapsed >= nxt or spec["solver"] in ("bcfw", "sdm") or spec["data"] == "ocr"):
+            every = spec["solver"] in ("bcfw", "sdm") or spec["data"] == "ocr"
+            if every or (nxt is not None and elapsed >= nxt):
                 curve.append((elapsed, passes, solver.primal()))
                 while nxt is not None and nxt <= elapsed:
                     nxt = next(checkpoints, None)
