@@ -882,13 +882,13 @@ cdef struct Example:
     PairRec *pairs
 
 
-from ssvmlinear._kernels.multilabel cimport RelaxedPairwiseMultiLabelStructure
+from ssvmlinear._kernels.multilabel cimport PairwiseMultiLabelStructure
 
 
-cdef class FullPairwiseGDMM:
-    """GDMM on multi-label with a pairwise factor for every label pair (edges="full"): binary
-    unigram factors (x (x) e_k on y_k = 1) and 2 x 2 pair factors, block-greedy coordinate descent
-    over active factors (Alg. 3) with an exact block minimisation.
+cdef class PairwiseGDMM:
+    """GDMM on pairwise multi-label, any graph of label pairs (every pair with edges="full", a
+    forest, ...): binary unigram factors (x (x) e_k on y_k = 1) and 2 x 2 pair factors,
+    block-greedy coordinate descent over active factors (Alg. 3) with an exact block minimisation.
 
     Active sets (our derivation of sect. 3.2's binary-interaction case). Each example keeps the
     labels A_i that are positive in its truth or were activated; every other label k has
@@ -902,15 +902,17 @@ cdef class FullPairwiseGDMM:
     Weights: the unary block is kept dense; the pair tables as W_e = (D_a, D_b) + X_e with
     W(1,0) = D_a + X(1,0), W(0,1) = D_b + X(0,1), W(0,0) = -D_a - D_b + X(0,0), W(1,1) = X(1,1),
     D_a = sum_i C_i (ybar_ia - mu_ia) (every implicit pair's share) and X the explicit pairs'
-    corrections, so that a step on mu_a costs O(|A_i|) instead of O(K) table entries; the row sums
-    RX_a = sum_b X_e(a on, b off) - X_e(0, 0) give a's implicit pairs' score in O(|A_i|).
+    corrections, so that a step on mu_a costs O(|A_i|) instead of O(deg a) table entries; the row
+    sums RX_a = sum_b X_e(a on, b off) - X_e(0, 0) and the neighbours' shares ND_a = sum_{b ~ a} D_b
+    give a's implicit pairs' score in O(|A_i|). (Written for (a, b) in the edge's own order; ND is
+    sum D - D_a on the complete graph, else kept up to date in O(deg) per step.)
     Unigram step on mu_a: L is quadratic in mu_a, with slope -C_i g and curvature
     C_i^2 (||x||^2 + 2 (#implicit pairs) + 2 rho (#explicit pairs)), g = x.w_a + implicit pair
     scores + delta(1) - delta(0) - 2 rho sum_e m_ae (m_ae = lambda_ae - C_i r_ae, r_ae =
     q_e(a = 1) - mu_a); the minimiser over [0, 1] is exact. Pair step: AFW over the 4 states as in
     ChainGDMM (a(y) = W_e(y) + 2 rho (m_a [y_a = 1] + m_b [y_b = 1])). Multipliers: lambda -=
     eta C_i r after each example's sweep."""
-    cdef RelaxedPairwiseMultiLabelStructure st
+    cdef PairwiseMultiLabelStructure st
     cdef CSRDataset X
     cdef double[::1] w          # the unary block dense; the pair block written by coef
     cdef double[::1] Cs
@@ -918,6 +920,11 @@ cdef class FullPairwiseGDMM:
     cdef readonly double rho, eta, rho_scale
     cdef double[::1] D, RX, Xt  # Xt: E x 4 corrections
     cdef double Dsum
+    cdef readonly bint full     # every pair an edge, in np.triu_indices order (edge index by formula)
+    cdef int[::1] ea, eb        # the edges' endpoints (the tables' [y_ea, y_eb] order)
+    cdef int[::1] edge_of       # K x K -> edge index or -1 (not full)
+    cdef int[::1] deg, nbr_ptr, nbr
+    cdef double[::1] ND         # sum of the neighbours' D (not full)
     cdef Example *ex
     cdef uint64_t rng_state
     cdef Py_ssize_t[::1] order
@@ -929,19 +936,36 @@ cdef class FullPairwiseGDMM:
     def __cinit__(self):
         self.ex = NULL
 
-    def __init__(self, RelaxedPairwiseMultiLabelStructure structure, Cs, double rho=1.0, double eta=0.5,
+    def __init__(self, PairwiseMultiLabelStructure structure, Cs, double rho=1.0, double eta=0.5,
                  Py_ssize_t fmo_subsets=1, unsigned long long seed=0):
         cdef Py_ssize_t i, k, K = structure.n_labels
         cdef const int *y
-        if not FullPairwiseGDMM.fully_connected(structure):
-            raise ValueError("FullPairwiseGDMM needs the fully connected edge set (edges='full')")
         if rho <= 0 or eta <= 0:
             raise ValueError("GDMM: rho and eta must be positive")
         self.st = structure
         self.X = structure.X
         self.n = structure.n_examples
         self.K = K
-        self.E = K * (K - 1) // 2
+        edges = np.asarray(structure.edges, dtype=np.int32).reshape(-1, 2)
+        self.E = edges.shape[0]
+        self.ea = np.ascontiguousarray(edges[:, 0])
+        self.eb = np.ascontiguousarray(edges[:, 1])
+        ta, tb = np.triu_indices(K, 1)
+        self.full = self.E == ta.shape[0] and np.array_equal(edges[:, 0], ta) and np.array_equal(edges[:, 1], tb)
+        self.deg = np.bincount(edges.ravel(), minlength=K).astype(np.int32)
+        self.ND = np.zeros(K)
+        if not self.full:
+            if K * K > 2 ** 31:
+                raise ValueError(f"GDMM: {K} labels on a sparse graph need a K x K edge map")
+            emap = np.full(K * K, -1, dtype=np.int32)
+            emap[edges[:, 0] * K + edges[:, 1]] = np.arange(self.E, dtype=np.int32)
+            emap[edges[:, 1] * K + edges[:, 0]] = np.arange(self.E, dtype=np.int32)
+            self.edge_of = emap
+            ends = np.concatenate([edges[:, 0], edges[:, 1]])
+            other = np.concatenate([edges[:, 1], edges[:, 0]])
+            order = np.argsort(ends, kind="stable")
+            self.nbr = np.ascontiguousarray(other[order], dtype=np.int32)
+            self.nbr_ptr = np.concatenate([[0], np.cumsum(np.asarray(self.deg))]).astype(np.int32)
         self.n_cols = structure.X.n_cols
         self.Cs = np.ascontiguousarray(Cs, dtype=np.float64).copy()
         if self.Cs.shape[0] != self.n:
@@ -974,13 +998,6 @@ cdef class FullPairwiseGDMM:
                 if y[k] and self._activate(i, <int> k, 1.0) < 0:
                     raise MemoryError("GDMM factor duals")
 
-    @staticmethod
-    def fully_connected(RelaxedPairwiseMultiLabelStructure structure):
-        """Whether the structure's edges are every pair, in np.triu_indices order (edges='full')."""
-        edges = np.asarray(structure.edges).reshape(-1, 2)
-        a, b = np.triu_indices(structure.n_labels, 1)
-        return edges.shape[0] == a.shape[0] and np.array_equal(edges[:, 0], a) and np.array_equal(edges[:, 1], b)
-
     def __dealloc__(self):
         cdef Py_ssize_t i
         if self.ex != NULL:
@@ -991,14 +1008,34 @@ cdef class FullPairwiseGDMM:
             free(self.ex)
 
     cdef inline long long _edge(self, int a, int b) noexcept nogil:
-        """Index of the pair (a, b), a < b, in np.triu_indices(K, 1) order."""
+        """Index of the edge joining labels a and b (either order), -1 when none."""
+        cdef int t
+        if not self.full:
+            return self.edge_of[a * self.K + b]
+        if a > b:
+            t = a
+            a = b
+            b = t
         return <long long> a * (2 * self.K - a - 1) // 2 + (b - a - 1)
+
+    cdef inline void _shift_D(self, int a, double v) noexcept nogil:
+        """D_a += v, with the neighbours' sums."""
+        cdef int j
+        self.D[a] += v
+        self.Dsum += v
+        if not self.full:
+            for j in range(self.nbr_ptr[a], self.nbr_ptr[a + 1]):
+                self.ND[self.nbr[j]] += v
+
+    cdef inline double _nd(self, int a) noexcept nogil:
+        return self.Dsum - self.D[a] if self.full else self.ND[a]
 
     cdef int _activate(self, Py_ssize_t i, int k, double mu) noexcept nogil:
         """Adds label k to A_i at P(y_k = 1) = mu, with its explicit pairs to A_i at the consistent
         marginal (k's own implicit share was already counted as D_k; the partners' too)."""
         cdef Example *x = &self.ex[i]
-        cdef int j, cap, a, b, ja, jb, npair = x.n_act
+        cdef int j, cap, ja, jb, npair = x.n_act
+        cdef long long e
         cdef PairRec *r
         cdef double ma, mb
         if x.n_act == x.cap_act:
@@ -1015,15 +1052,18 @@ cdef class FullPairwiseGDMM:
                 return -1
             x.cap_pair = cap
         for j in range(x.n_act):
+            e = self._edge(x.act[j], k)
+            if e < 0:
+                continue
             r = &x.pairs[x.n_pair]
             x.n_pair += 1
-            if x.act[j] < k:
-                a, b, ja, jb = x.act[j], k, j, x.n_act
+            if self.ea[e] == x.act[j]:
+                ja, jb = j, x.n_act
             else:
-                a, b, ja, jb = k, x.act[j], x.n_act, j
+                ja, jb = x.n_act, j
             r.ia = ja
             r.ib = jb
-            r.e = self._edge(a, b)
+            r.e = e
             r.lam_a = 0.0
             r.lam_b = 0.0
             # the coupling with marginals (mu_a, mu_b) and the most mass on (1, 1): consistent, and
@@ -1062,22 +1102,19 @@ cdef class FullPairwiseGDMM:
             self.RX[b] -= v
 
     cdef double _implicit_score(self, Py_ssize_t i, int a) noexcept nogil:
-        """sum over a's implicit partners (labels outside A_i) of W(a on, b off) - W(0, 0)."""
+        """sum over a's implicit partners (neighbours outside A_i) of W(a on, b off) - W(0, 0)."""
         cdef Example *x = &self.ex[i]
-        cdef Py_ssize_t K = self.K
         cdef int j, b
         cdef long long e
-        cdef double s = 2.0 * (K - 1) * self.D[a] + (self.Dsum - self.D[a]) + self.RX[a]
+        cdef double s = 2.0 * self.deg[a] * self.D[a] + self._nd(a) + self.RX[a]
         for j in range(x.n_act):
             b = x.act[j]
             if b == a:
                 continue
-            if a < b:
-                e = self._edge(a, b)
-                s -= 2.0 * self.D[a] + self.D[b] + self.Xt[4 * e + 2] - self.Xt[4 * e]
-            else:
-                e = self._edge(b, a)
-                s -= 2.0 * self.D[a] + self.D[b] + self.Xt[4 * e + 1] - self.Xt[4 * e]
+            e = self._edge(a, b)
+            if e < 0:
+                continue
+            s -= 2.0 * self.D[a] + self.D[b] - self.Xt[4 * e] + self.Xt[4 * e + (2 if self.ea[e] == a else 1)]
         return s
 
     cdef double _unigram_step(self, Py_ssize_t i, int j, double c, double lw) noexcept nogil:
@@ -1089,17 +1126,19 @@ cdef class FullPairwiseGDMM:
         cdef PairRec *rec
         cdef double g, h, mu = x.mu[j], msum = 0.0, delta, mnew, gap
         cdef Py_ssize_t K = self.K
-        cdef int n_exp = x.n_act - 1
+        cdef int n_exp = 0
         cdef long long e
         for p in range(x.n_pair):
             rec = &x.pairs[p]
             if rec.ia == j:
                 msum += rec.lam_a - c * (rec.q[2] + rec.q[3] - mu)
+                n_exp += 1
             elif rec.ib == j:
                 msum += rec.lam_b - c * (rec.q[1] + rec.q[3] - mu)
+                n_exp += 1
         g = (row_dot(r, &self.w[0], K, a) + self._implicit_score(i, a) + lw * (1.0 - 2.0 * y[a])
              - 2.0 * self.rho * msum)
-        h = c * c * (self.X.sqnorm(i) + 2.0 * (K - 1 - n_exp) + 2.0 * self.rho * n_exp)
+        h = c * c * (self.X.sqnorm(i) + 2.0 * (self.deg[a] - n_exp) + 2.0 * self.rho * n_exp)
         gap = c * g * ((1.0 if g > 0.0 else 0.0) - mu)
         if h <= 0.0:
             return gap
@@ -1113,18 +1152,18 @@ cdef class FullPairwiseGDMM:
             return gap
         x.mu[j] = mnew
         row_axpy(r, -c * delta, &self.w[0], K, a)
-        self.D[a] -= c * delta
-        self.Dsum -= c * delta
+        self._shift_D(a, -c * delta)
         for ja in range(x.n_act):            # explicit partners keep their tables
             b = x.act[ja]
             if b == a:
                 continue
-            if a < b:
-                e = self._edge(a, b)
+            e = self._edge(a, b)
+            if e < 0:
+                continue
+            if self.ea[e] == a:
                 self._add_X(e, a, b, 2, c * delta)
                 self._add_X(e, a, b, 0, -c * delta)
             else:
-                e = self._edge(b, a)
                 self._add_X(e, b, a, 1, c * delta)
                 self._add_X(e, b, a, 0, -c * delta)
         return gap
@@ -1277,7 +1316,7 @@ cdef class FullPairwiseGDMM:
         """The weights in the structure's layout (the pair tables written from D and X)."""
         cdef Py_ssize_t e, s
         cdef Py_ssize_t off = self.st.pair_off
-        a, b = np.triu_indices(self.K, 1)
+        a, b = np.asarray(self.ea), np.asarray(self.eb)
         D = np.asarray(self.D)
         T = np.asarray(self.Xt).reshape(-1, 4).copy()
         T[:, 2] += D[a]

@@ -221,8 +221,8 @@ def multilabel_worker(spec):
     st = multilabel_structure(X[:n], Y[:n])
     Cs = np.full(n, spec["C"])
     if spec["solver"] == "gdmm-sub":
-        from ssvmlinear._kernels.gdmm import FullPairwiseGDMM
-        solver = FullPairwiseGDMM(st, Cs, rho=spec["rho"], eta=spec["eta"], fmo_subsets=max(2, math.ceil(K / BLOCK)))
+        from ssvmlinear._kernels.gdmm import PairwiseGDMM
+        solver = PairwiseGDMM(st, Cs, rho=spec["rho"], eta=spec["eta"], fmo_subsets=max(2, math.ceil(K / BLOCK)))
     else:
         from ssvmlinear._kernels.bcfw import BCFWSolver
         solver = BCFWSolver(st, Cs, 0)

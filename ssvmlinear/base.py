@@ -71,6 +71,8 @@ class StructuredSSVM(BaseEstimator):
         self.oracle_seconds_ = getattr(res, "oracle_seconds", None)
         self.train_seconds_ = getattr(res, "train_seconds", None)
         self.n_constraints_ = getattr(res, "n_constraints", None)
+        # GDMM: the factors' consistency violation after every pass (None for the other solvers)
+        self.consistency_violation_curve_ = getattr(res, "infeasibility", None)
         self._dual_state = res.state
         self._warm_key = warm_key
         self.n_iter_ = res.n_iter

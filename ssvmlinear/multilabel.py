@@ -47,8 +47,8 @@ class MultiLabelSSVM(MultiOutputMixin, ClassifierMixin, StructuredSSVM):
     Parameters as ChainSSVM (C, solver, loss, tol, max_iter, fit_intercept, intercept_scaling,
     normalize_loss, exact_violators, n_jobs, random_state, verbose, warm_start, callback, search,
     batch_size, average, projection, oracle_batch, gdmm_rho, gdmm_eta, fmo_subsets) with the same meanings and
-    stopping rules (solver="gdmm" trains edges="full" only: per example, the active labels and their pairs
-    are the explicit factors, the other labels are searched fmo_subsets blocks at a time); solver=None picks
+    stopping rules (solver="gdmm" needs edges: per example, the active labels and their pairs are the
+    explicit factors, the other labels are searched fmo_subsets blocks at a time); solver=None picks
     "sdcd" for loss="lse", "sdm" for loss="margin" and Pegasos for the other surrogates
     (ssvmlinear.surrogates, e.g. "slack", "beta:0.5"), and "cutting-plane" trains the margin or
     LSE problem with the one-slack method. fit_intercept defaults to

@@ -602,7 +602,7 @@ def fit_gdmm(structure, Cs, tol, max_iter, seed, verbose=0, callback=None, estim
     """GDMM (Yen et al. 2016, Alg. 1; _kernels/gdmm.pyx). On a chain: factor duals per token and per
     pair of tokens, an augmented Lagrangian on their consistency, block Frank-Wolfe with away steps
     per factor driven by factorwise maximisation oracles, the multiplier step (13) after each pass.
-    On fully connected pairwise multi-label (the LP-relaxed problem): block-greedy coordinate
+    On pairwise multi-label (any graph; on a cyclic one the LP-relaxed problem): block-greedy coordinate
     descent (Alg. 3) over per-example active labels and their pairs, an activation search over
     the other labels (fmo_subsets blocks, one per call), exact block steps; the primal objective
     is evaluated with the LP oracle.
@@ -624,17 +624,17 @@ def fit_gdmm(structure, Cs, tol, max_iter, seed, verbose=0, callback=None, estim
     dual -G(q) is the structural dual only at consistency, so the violation bound comes first);
     while it is not, tol is divided by 10. No warm start: a refit starts from alpha = 0."""
     from ._kernels.chain import ChainStructure
-    from ._kernels.gdmm import ChainGDMM, FullPairwiseGDMM
-    from ._kernels.multilabel import RelaxedPairwiseMultiLabelStructure
+    from ._kernels.gdmm import ChainGDMM, PairwiseGDMM
+    from ._kernels.multilabel import PairwiseMultiLabelStructure
     solver = None
     if isinstance(structure, ChainStructure):
         solver = ChainGDMM(structure, Cs, rho=rho, eta=eta, fmo_subsets=fmo_subsets, sublinear=fmo_subsets > 1,
                            seed=seed)
-    elif isinstance(structure, RelaxedPairwiseMultiLabelStructure) and FullPairwiseGDMM.fully_connected(structure):
-        solver = FullPairwiseGDMM(structure, Cs, rho=rho, eta=eta, fmo_subsets=fmo_subsets, seed=seed)
+    elif isinstance(structure, PairwiseMultiLabelStructure):
+        solver = PairwiseGDMM(structure, Cs, rho=rho, eta=eta, fmo_subsets=fmo_subsets, seed=seed)
     if solver is None:
-        raise ValueError("solver='gdmm' trains chains (ChainSSVM) and fully connected pairwise multi-label "
-                         "models (MultiLabelSSVM(edges='full')) in this version; other structures train with "
+        raise ValueError("solver='gdmm' trains chains (ChainSSVM) and pairwise multi-label models "
+                         "(MultiLabelSSVM with edges) in this version; other structures train with "
                          "'sdm', 'bcfw', 'cutting-plane' or 'pegasos'")
     infeasibility = []
 

@@ -8,7 +8,7 @@ import scipy.sparse as sp
 from ssvmlinear import ChainSSVM, MulticlassSSVM
 from ssvmlinear._kernels.chain import ChainStructure
 from ssvmlinear._kernels.dataset import CSRDataset
-from ssvmlinear._kernels.gdmm import ChainGDMM, FullPairwiseGDMM
+from ssvmlinear._kernels.gdmm import ChainGDMM, PairwiseGDMM
 
 
 def random_chains(n_seq=40, d=10, K=4, seed=2, density=0.4):
@@ -44,6 +44,9 @@ def test_gdmm_default_rule_stops_within_a_percent():
     assert est.converged_
     assert ref.objective_ <= est.objective_ <= ref.objective_ * 1.01
     assert est.gap_ <= 0.01 * est.objective_
+    # the stopping rule's violation bound holds at the last pass (default tol 0.01)
+    assert est.consistency_violation_curve_.shape == (est.n_iter_,)
+    assert est.consistency_violation_curve_[-1] <= 0.01
 
 
 def structure(X, y, lengths, K, **kw):
@@ -186,7 +189,7 @@ def test_activation_search_is_the_best_inactive_label_of_its_block():
     X, Y = multilabel_problem(n=30, d=5, K=12, seed=3)
     K, nu = 12, 3
     st = _structure(CSRDataset(X, -1.0), Y, _fit_edges("full", Y), False)
-    solver = FullPairwiseGDMM(st, np.full(30, 0.8), fmo_subsets=nu, seed=2)
+    solver = PairwiseGDMM(st, np.full(30, 0.8), fmo_subsets=nu, seed=2)
     for _ in range(3):
         solver.run_pass()
     w = solver.coef.copy()
@@ -220,3 +223,21 @@ def test_activation_search_is_the_best_inactive_label_of_its_block():
             else:
                 assert value < -1e299
     assert checked > 30
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_gdmm_reaches_sdms_optimum_on_tree_multilabel(seed):
+    """Edges forming a forest (either orientation): the structure is exact (max-product), so
+    GDMM's optimum is the integral problem's, SDM's."""
+    from ssvmlinear import MultiLabelSSVM
+    from test_multilabel_pairwise import random_forest_edges
+    X, Y = multilabel_problem(n=40, d=5, K=7, seed=10 + seed)
+    edges = random_forest_edges(np.random.default_rng(seed), 7)
+    assert len(edges) >= 3
+    ref = MultiLabelSSVM(C=0.7, edges=edges, tol=1e-7, max_iter=50000).fit(X, Y)
+    est = MultiLabelSSVM(C=0.7, edges=edges, solver="gdmm", tol=1e-5, max_iter=100000, fmo_subsets=2).fit(X, Y)
+    assert ref.converged_ and est.converged_
+    assert est.objective_ == pytest.approx(ref.objective_, rel=2e-5)
+    assert est.dual_objective_ <= ref.objective_ * (1 + 1e-7)
+    dw = est._weight_vector() - ref._weight_vector()
+    assert dw @ dw <= 4 * (abs(est.objective_ - ref.objective_) + 1e-6 * ref.objective_)
