@@ -282,13 +282,12 @@ def plot(curves, title, path):
         print(f"(matplotlib not installed: no {path})")
         return
     fig, ax = plt.subplots(figsize=(6, 4))
-    best = min(p for c in curves.values() for _, _, p in c)
     for name, c in curves.items():
-        ax.plot([t for t, _, _ in c], [(p - best) / abs(best) + 1e-6 for _, _, p in c], marker="o", label=name)
+        ax.plot([t for t, _, _ in c], [p for _, _, p in c], marker="o", label=name)
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("solver seconds (primal evaluations excluded)")
-    ax.set_ylabel("relative primal objective - best + 1e-6")
+    ax.set_ylabel("primal objective")
     ax.set_title(title)
     ax.legend()
     fig.tight_layout()

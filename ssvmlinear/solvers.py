@@ -622,7 +622,8 @@ def fit_gdmm(structure, Cs, tol, max_iter, seed, verbose=0, callback=None, estim
     tol; then the primal objective of w (one Viterbi pass) is computed, and with gap_tol (the
     estimators' default) the relative gap (primal - dual) / primal must be <= gap_tol too (the
     dual -G(q) is the structural dual only at consistency, so the violation bound comes first);
-    while it is not, tol is divided by 10. No warm start: a refit starts from alpha = 0."""
+    while it is not, tol is divided by 10. No warm start: a refit starts from alpha = 0. One
+    thread (n_jobs is not used)."""
     from ._kernels.chain import ChainStructure
     from ._kernels.gdmm import ChainGDMM, PairwiseGDMM
     from ._kernels.multilabel import PairwiseMultiLabelStructure
