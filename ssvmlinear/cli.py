@@ -70,7 +70,8 @@ options:
 	      (default 0.01)
 	without -e, -s 0-3, 5 and 6 also require a relative duality gap (primal - dual) / primal <= 1%
 -B bias : if bias > 0, instance x becomes [x; bias] (a regularised bias); if <= 0, no bias term
-	(default -1)
+	(default -1, as LIBLINEAR). NOTE: MulticlassSSVM and MultiLabelSSVM default to
+	fit_intercept=True (as scikit-learn): -B 1 trains their default problem
 -m max_iter : maximal number of passes over the data (default 1000)
 -v n : n-fold cross validation mode (prints the accuracy; writes no model; chains are split
 	by sequence; multilabel prints the measures ssvm-predict prints)

@@ -63,8 +63,10 @@ class MulticlassSSVM(ClassifierMixin, StructuredSSVM):
         plane when tol * sum_i C_i exceeds the objective). Pegasos has no dual: its rule only.
         A fit that stops with a relative gap above 5% warns (ConvergenceWarning).
     max_iter : int, maximal number of passes over the data.
-    fit_intercept : bool. Adds a bias feature of value ``intercept_scaling`` (regularised, as in
-        LIBLINEAR ``-B`` and scikit-learn's LinearSVC).
+    fit_intercept : bool, default True. Adds a bias feature of value ``intercept_scaling``
+        (regularised, as in LIBLINEAR ``-B`` and scikit-learn's LinearSVC). The default follows
+        scikit-learn; ssvm-train follows LIBLINEAR (no bias unless ``-B 1``), so the two defaults
+        train different models.
     intercept_scaling : float > 0.
     class_weight : None, "balanced" or {label: weight}; multiplies C per class.
     n_jobs : int or None. Threads for prediction, cross-validation, the cutting plane's and SDM's
