@@ -128,6 +128,25 @@ cdef inline void sv_remove_at(SVec *v, int j) noexcept nogil:
     v.val[j] = v.val[v.n]
 
 
+def checked_Cs(Cs, Py_ssize_t n):
+    Cs = np.ascontiguousarray(Cs, dtype=np.float64).copy()
+    if Cs.shape[0] != n:
+        raise ValueError("need one C per example")
+    return Cs
+
+
+cdef double mean_sqnorm(CSRDataset X):
+    """The mean squared row norm (1 when X is empty or zero): rho is relative to it (the unigram
+    blocks' curvature), so one default fits binary pixels (||x||^2 ~ 50) and unit-norm rows alike.
+    The multipliers are scaled ones (units of C_i q), so eta is a plain step (1 = the method of
+    multipliers)."""
+    cdef Py_ssize_t i
+    cdef double s = 0.0
+    for i in range(X.n_rows):
+        s += X.sqnorm(i)
+    return s / X.n_rows if X.n_rows and s > 0 else 1.0
+
+
 cdef class ChainGDMM:
     """GDMM on a ChainStructure (margin rescaling, Hamming loss, per-example C_i)."""
     cdef ChainStructure st
@@ -173,16 +192,8 @@ cdef class ChainGDMM:
         self.n = structure.n_examples
         self.n_tokens = structure.X.n_rows
         self.K = structure.n_tags
-        self.Cs = np.ascontiguousarray(Cs, dtype=np.float64).copy()
-        if self.Cs.shape[0] != self.n:
-            raise ValueError("need one C per example")
-        # rho is relative to the mean squared token norm (the unigram blocks' curvature), so one
-        # default fits binary pixels (||x||^2 ~ 50) and unit-norm rows alike; lambda is the scaled
-        # multiplier (units of C_i q), so eta is a plain step (1 = the method of multipliers)
-        self.rho_scale = 0.0
-        for g in range(self.n_tokens):
-            self.rho_scale += self.X.sqnorm(g)
-        self.rho_scale = self.rho_scale / self.n_tokens if self.n_tokens and self.rho_scale > 0 else 1.0
+        self.Cs = checked_Cs(Cs, self.n)
+        self.rho_scale = mean_sqnorm(self.X)
         self.rho = rho * self.rho_scale
         self.eta = eta
         self.nu = max(1, min(fmo_subsets, self.K))
@@ -967,13 +978,8 @@ cdef class PairwiseGDMM:
             self.nbr = np.ascontiguousarray(other[order], dtype=np.int32)
             self.nbr_ptr = np.concatenate([[0], np.cumsum(np.asarray(self.deg))]).astype(np.int32)
         self.n_cols = structure.X.n_cols
-        self.Cs = np.ascontiguousarray(Cs, dtype=np.float64).copy()
-        if self.Cs.shape[0] != self.n:
-            raise ValueError("need one C per example")
-        self.rho_scale = 0.0
-        for i in range(self.n):
-            self.rho_scale += self.X.sqnorm(i)
-        self.rho_scale = self.rho_scale / self.n if self.n and self.rho_scale > 0 else 1.0
+        self.Cs = checked_Cs(Cs, self.n)
+        self.rho_scale = mean_sqnorm(self.X)
         self.rho = rho * self.rho_scale
         self.eta = eta
         self.nu = max(1, min(fmo_subsets, K))
