@@ -128,6 +128,27 @@ cdef inline void sv_remove_at(SVec *v, int j) noexcept nogil:
     v.val[j] = v.val[v.n]
 
 
+cdef int sv_afw_step(SVec *q, bint away, int jv, int ystar, double gamma) noexcept nogil:
+    """q += gamma d for a Frank-Wolfe step towards vertex ystar (d = e_ystar - q) or an away step
+    from the jv-th active vertex (d = q - e_v); drops vanished entries and renormalises (see
+    VERTEX). Returns -1 when out of memory."""
+    cdef int j
+    for j in range(q.n):
+        q.val[j] *= 1.0 + gamma if away else 1.0 - gamma
+    if away:
+        q.val[jv] -= gamma
+    elif sv_add(q, ystar, gamma) < 0:
+        return -1
+    j = 0
+    while j < q.n:
+        if q.val[j] <= 1e-15:
+            sv_remove_at(q, j)
+        else:
+            j += 1
+    renormalize(q.val, q.n)
+    return 0
+
+
 def checked_Cs(Cs, Py_ssize_t n):
     Cs = np.ascontiguousarray(Cs, dtype=np.float64).copy()
     if Cs.shape[0] != n:
@@ -404,26 +425,12 @@ cdef class ChainGDMM:
                 gamma = gmax
             # q += gamma d; w -= C_i gamma d(y) phi_t(y)
             if away:
-                y = q.idx[jv]
-                for j in range(q.n):
-                    self._move_unigram(r, t, T, q.idx[j], gamma * q.val[j], c)
-                    q.val[j] *= 1.0 + gamma
-                self._move_unigram(r, t, T, y, -gamma, c)
-                q.val[jv] -= gamma
-            else:
-                for j in range(q.n):
-                    self._move_unigram(r, t, T, q.idx[j], -gamma * q.val[j], c)
-                    q.val[j] *= 1.0 - gamma
-                self._move_unigram(r, t, T, ystar, gamma, c)
-                if sv_add(q, ystar, gamma) < 0:
-                    return OOM
-            j = 0
-            while j < q.n:
-                if q.val[j] <= 1e-15:
-                    sv_remove_at(q, j)
-                else:
-                    j += 1
-            renormalize(q.val, q.n)
+                ystar = q.idx[jv]
+            for j in range(q.n):
+                self._move_unigram(r, t, T, q.idx[j], (gamma if away else -gamma) * q.val[j], c)
+            self._move_unigram(r, t, T, ystar, -gamma if away else gamma, c)
+            if sv_afw_step(q, away, jv, ystar, gamma) < 0:
+                return OOM
             if not drop:
                 break
         return gap
@@ -667,25 +674,11 @@ cdef class ChainGDMM:
                 gamma = gmax
             if away:
                 ystar = q.idx[jv]
-                for j in range(q.n):
-                    self._set_transition(q.idx[j], W[q.idx[j]] - c * gamma * q.val[j])
-                    q.val[j] *= 1.0 + gamma
-                self._set_transition(ystar, W[ystar] + c * gamma)
-                q.val[jv] -= gamma
-            else:
-                for j in range(q.n):
-                    self._set_transition(q.idx[j], W[q.idx[j]] + c * gamma * q.val[j])
-                    q.val[j] *= 1.0 - gamma
-                self._set_transition(ystar, W[ystar] - c * gamma)
-                if sv_add(q, ystar, gamma) < 0:
-                    return OOM
-            j = 0
-            while j < q.n:
-                if q.val[j] <= 1e-15:
-                    sv_remove_at(q, j)
-                else:
-                    j += 1
-            renormalize(q.val, q.n)
+            for j in range(q.n):           # W -= C_i gamma d
+                self._set_transition(q.idx[j], W[q.idx[j]] + (-c * gamma if away else c * gamma) * q.val[j])
+            self._set_transition(ystar, W[ystar] + (c * gamma if away else -c * gamma))
+            if sv_afw_step(q, away, jv, ystar, gamma) < 0:
+                return OOM
             if not drop:
                 break
         return gap
