@@ -379,22 +379,31 @@ cdef class OneSlackOracle(ShardWork):
         the last pass, where hsum = sum_i C_i loss_i(w) with loss_i = max(0, max over the cache
         of H_i) (margin; exact after an oracle pass) or the sum over the cache of H_i^+ (LSE);
         hsum = b - w . a up to rounding."""
-        cdef Py_ssize_t c, j, d = self.n_weights
-        cdef double b = 0.0, hs = 0.0
-        cdef long long calls = 0
-        cdef double *src
-        if a.shape[0] != d:
+        if a.shape[0] != self.n_weights:
             raise ValueError("a has the wrong length")
-        with nogil:
-            memset(&a[0], 0, d * sizeof(double))
-            for c in range(self.n_chunks):
-                src = &self.acc[c, 0]
-                for j in range(d):
-                    a[j] += src[j]
-                b += self.chunk_b[c]
-                hs += self.chunk_h[c]
-                calls += self.chunk_calls[c]
-        return b, hs, calls
+        a[:] = 0.0
+        return self.add_chunks(a, 0.0, 0.0, 0)
+
+    def add_chunks(self, double[::1] a, double b, double hsum, long long calls):
+        """collect() continued from a running sum: adds the chunks, in order, to a (and to b, hsum,
+        calls), so that shards holding consecutive chunks give the in-process sum bit for bit when
+        the running sum visits them in order (ssvmlinear.distributed)."""
+        return _add_chunks(self.acc, self.chunk_b, self.chunk_h, self.chunk_calls, a, b, hsum, calls)
+
+
+def _add_chunks(const double[:, ::1] parts, const double[::1] chunk_b, const double[::1] chunk_h,
+                const long long[::1] chunk_calls, double[::1] a, double b, double hs, long long calls):
+    cdef Py_ssize_t c, j, d = a.shape[0]
+    if d > parts.shape[1]:
+        raise ValueError("a has the wrong length")
+    with nogil:
+        for c in range(parts.shape[0]):
+            for j in range(d):
+                a[j] += parts[c, j]
+            b += chunk_b[c]
+            hs += chunk_h[c]
+            calls += chunk_calls[c]
+    return b, hs, calls
 
 
 from ssvmlinear._kernels.search cimport StructureOracle, SearchResult, run_search
@@ -489,20 +498,18 @@ cdef class SurrogatePass(ShardWork):
 
     def run(self, const double[::1] w, double[::1] a):
         """The constraint at w into a; returns (b, sum_i C_i psi_i, oracle calls)."""
-        cdef Py_ssize_t c, j, n_chunks = self.bounds.shape[0] - 1, d = a.shape[0]
-        cdef double b = 0.0, hs = 0.0
-        cdef long long calls = 0
-        if d > self.parts.shape[1]:
-            raise ValueError("a has the wrong length")
+        self.run_pass(w)
+        a[:] = 0.0
+        return self.add_chunks(a, 0.0, 0.0, 0)
+
+    def run_pass(self, const double[::1] w):
+        """Every chunk's part of the constraint at w (shared by the team's threads, nogil)."""
+        if w.shape[0] > self.parts.shape[1]:
+            raise ValueError("w has the wrong length")
         self.job_w = &w[0]
         with nogil:
-            self.team.share(<void *> self, 0, 0, n_chunks, 1)
-            for j in range(d):
-                a[j] = 0.0
-            for c in range(n_chunks):
-                for j in range(d):
-                    a[j] += self.parts[c, j]
-                b += self.chunk_b[c]
-                hs += self.chunk_h[c]
-                calls += self.chunk_calls[c]
-        return b, hs, calls
+            self.team.share(<void *> self, 0, 0, self.bounds.shape[0] - 1, 1)
+
+    def add_chunks(self, double[::1] a, double b, double hsum, long long calls):
+        """As OneSlackOracle.add_chunks."""
+        return _add_chunks(self.parts, self.chunk_b, self.chunk_h, self.chunk_calls, a, b, hsum, calls)

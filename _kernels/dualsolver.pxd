@@ -18,3 +18,7 @@ cdef class DualSolver(ShardWork):
     cdef Py_ssize_t[::1] order
     cdef uint64_t rng_state
     cdef public long long n_oracle_calls
+    # CoCoA+'s subproblem scaling sigma' (1: the plain method): the Gram matrix and every update of
+    # w are multiplied by it, so that w - w_start = sigma' (the shard's dual change) -- see
+    # ssvmlinear/distributed.py
+    cdef public double sigma

@@ -23,6 +23,7 @@ cdef class DualSolver:
         self.order = np.arange(max(self.n, 1), dtype=np.intp)
         self.rng_state = seed
         self.n_oracle_calls = 0
+        self.sigma = 1.0
         self.ws = WorkingSets(structure)
         for i in range(self.n):
             if self.ws.add(i, structure.true_label(i), 0.0) < 0:

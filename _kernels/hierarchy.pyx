@@ -81,6 +81,10 @@ cdef class HierarchyStructure(Structure):
         self.n_examples = X.n_rows
         self.n_weights = X.n_cols * M
         self.max_label_len = 1
+        # a Gram entry is four merges of ancestor lists (O(depth)): the dual working sets compute
+        # the rows they need instead of keeping |V_i|^2 doubles per example (the bulk of their
+        # memory at LSHTC-like sizes)
+        self.cheap_gram = True
         self.c2 = coef * coef
         # the normalised losses' node weights: c_n^2, or fixed ones (Shared SVM keeps its loss
         # while alpha changes)

@@ -127,6 +127,7 @@ cdef class SDCDSolver(DualSolver):
             else:   # the structure's Gram is cheap: row k over the active members, now
                 self.st.gram_row(i, labels + a * L, labels, na, row, &self.work[0])
                 gkk = row[a]
+            gkk *= self.sigma
             if gkk > 1e-300:
                 a_new = alpha[k] + self.H[a] / gkk                 # (IV.6)
             else:
@@ -143,11 +144,14 @@ cdef class SDCDSolver(DualSolver):
             change += delta * delta / C
             if G != NULL:
                 for j in range(na):
-                    self.H[j] -= delta * G[k * c + act[j]]
+                    self.H[j] -= self.sigma * delta * G[k * c + act[j]]
             else:
                 for j in range(na):
-                    self.H[j] -= delta * row[j]
+                    self.H[j] -= self.sigma * delta * row[j]
             self.n_updates += 1
+        if self.sigma != 1.0:
+            for a in range(na):
+                self.dalpha[a] *= self.sigma
         self.st.update_many(w, i, &self.dalpha[0], labels, na, &self.work[0])  # (IV.7)
         # Shrinking of examples: one whose variables all sit at the bound their gradient pushes
         # them to is skipped by type-II passes until the next type-I pass.
@@ -196,8 +200,12 @@ cdef class SDCDSolver(DualSolver):
         return changed, vmax
 
     def restricted_primal(self):
-        """1/2 ||w||^2 + sum_i C_i sum_{y in V_i} max(0, Delta(y, y_i) - w . dphi_i(y)): the primal of
-        the problem over the working sets (OP5), whose dual is dual()."""
+        """1/2 ||w||^2 + restricted_slack_sum(): the primal of the problem over the working sets
+        (OP5), whose dual is dual()."""
+        return 0.5 * float(np.dot(self.w, self.w)) + self.restricted_slack_sum()
+
+    def restricted_slack_sum(self):
+        """sum_i C_i sum_{y in V_i} max(0, Delta(y, y_i) - w . dphi_i(y)) at w."""
         cdef Py_ssize_t i, k, n_i, cap_needed = 0
         cdef double v, s_i, s = 0.0
         for i in range(self.n):
@@ -217,7 +225,7 @@ cdef class SDCDSolver(DualSolver):
                     if v > 0.0:
                         s_i += v
                 s += self.Cs[i] * s_i
-        return 0.5 * float(np.dot(self.w, self.w)) + s
+        return s
 
     def _grow_scratch(self, Py_ssize_t m):
         self.H = np.zeros(m)

@@ -210,7 +210,7 @@ cdef class SDMSolver(DualSolver):
             else:
                 gu = G + up * c
                 gd = G + down * c
-            q = gu[up] + gd[down] - 2.0 * gu[down]
+            q = self.sigma * (gu[up] + gd[down] - 2.0 * gu[down])
             delta = gap / q if q > 1e-300 else alpha[down]
             if delta >= alpha[down]:
                 delta = alpha[down]
@@ -221,11 +221,11 @@ cdef class SDMSolver(DualSolver):
             dalpha[up] += delta
             dalpha[down] -= delta
             for k in range(n):
-                H[k] -= delta * (gu[k] - gd[k])
+                H[k] -= self.sigma * delta * (gu[k] - gd[k])
             self.n_smo_steps += 1
         for k in range(n):
             if dalpha[k] != 0.0:
-                self.st.update(w, i, dalpha[k], self.ws.label(i, k))
+                self.st.update(w, i, self.sigma * dalpha[k], self.ws.label(i, k))
         # Shrinking: drop members with alpha = 0 that do not violate the optimality conditions.
         hmin = 1e300
         for k in range(n):
@@ -320,8 +320,12 @@ cdef class SDMSolver(DualSolver):
         return vmax
 
     def primal(self):
-        """1/2 ||w||^2 + sum_i C_i max(0, max_y H_i(y)) (one oracle call per example, shared with
-        the running helpers; summed in example order, so the same value with or without them)."""
+        """1/2 ||w||^2 + slack_sum()."""
+        return 0.5 * float(np.dot(self.w, self.w)) + self.slack_sum()
+
+    def slack_sum(self):
+        """sum_i C_i max(0, max_y H_i(y)) at w (one oracle call per example, shared with the
+        running helpers; summed in example order, so the same value with or without them)."""
         cdef Py_ssize_t i
         cdef double v, s = 0.0
         with nogil:
@@ -331,7 +335,7 @@ cdef class SDMSolver(DualSolver):
                     v = self.slack[i]
                     if v > 0.0:
                         s += self.Cs[i] * v
-        return 0.5 * float(np.dot(self.w, self.w)) + s
+        return s
 
     def set_state(self, state, Cs=None):
         """As DualSolver.set_state; an example whose old C was 0 starts at alpha_i(y_i) = C_i

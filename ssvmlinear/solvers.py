@@ -11,6 +11,7 @@ import warnings
 import numpy as np
 
 from .exceptions import ConvergenceWarning
+from .distributed import active_client
 from .parallel import KernelTeam, shard_bounds
 from ._kernels.sdm import SDMSolver
 from ._kernels.sdcd import SDCDSolver
@@ -120,6 +121,11 @@ def fit_sdm(structure, Cs, tol, max_iter, seed, verbose=0, callback=None, estima
     """
     from joblib import effective_n_jobs
 
+    client = active_client()
+    if client is not None:      # shards on a Dask cluster: CoCoA+ over SDM (distributed.py)
+        from .distributed import fit_cocoa
+        return fit_cocoa(client, structure, Cs, "sdm", tol, max_iter, seed, verbose, gap_tol,
+                         callback=callback, estimator=estimator)
     batch = max(1, int(oracle_batch))
     n = structure.n_examples
     threads = max(1, min(effective_n_jobs(n_jobs), max(n, 1)))
@@ -215,6 +221,11 @@ def fit_sdcd(structure, Cs, tol, max_iter, seed, verbose=0, callback=None, estim
     classes); default the primal of the problem restricted to the working sets V_i (OP5, whose
     dual is the solver's), which is what chains and multi-label report.
     """
+    client = active_client()
+    if client is not None:      # shards on a Dask cluster: CoCoA+ over LSE-SDCD (distributed.py)
+        from .distributed import fit_cocoa
+        return fit_cocoa(client, structure, Cs, "sdcd", tol, max_iter, seed, verbose, gap_tol,
+                         exact_violators=exact_violators, kappa2=kappa2, callback=callback, estimator=estimator)
     solver = SDCDSolver(structure, Cs, seed, exact_violators)
     if state is not None:
         solver.set_state(state, Cs)
@@ -336,21 +347,29 @@ def fit_cutting_plane(structure, Cs, tol, max_iter, seed=0, verbose=0, callback=
         max_type2 = CP_MAX_TYPE2
     bounds = shard_bounds(n, CP_CHUNKS)
     n_chunks = len(bounds) - 1
-    # the chunks of every pass are shared by one kernel team (its helpers started once, below)
-    team = Team(max(1, min(effective_n_jobs(n_jobs), n_chunks)))
-    orc = OneSlackOracle(structure, Cs, lse, cache_size, exact_violators, bounds, team)
-    if init_caches is not None:
-        orc.set_caches(init_caches)
-    stats = dict(oracle_calls=0, oracle_seconds=0.0, cache_passes=0, oracle_passes=0)
-
-    surrogate = None
+    surrogate = sur_args = None
     if not lse and loss != "margin":
         from .search import METHODS
         from .surrogates import parse_surrogate
         surrogate = parse_surrogate(loss)
-        surrogate_pass = SurrogatePass(structure, Cs, bounds, surrogate.kind, surrogate.alpha, surrogate.beta,
-                                       METHODS[search], 0.999 if search == "angular" else 1.0, max_calls,
-                                       surrogate.name == "microf1", team)
+        sur_args = (surrogate.kind, surrogate.alpha, surrogate.beta, METHODS[search],
+                    0.999 if search == "angular" else 1.0, max_calls, surrogate.name == "microf1")
+    client = active_client()
+    if client is not None:
+        # the chunks live on the cluster's workers, in shards of consecutive chunks (distributed.py)
+        from .distributed import ClusterOneSlackOracle
+        team = Team(1)
+        orc = ClusterOneSlackOracle(client, structure, Cs, lse, cache_size, exact_violators, bounds, sur_args)
+        surrogate_pass = orc
+    else:
+        # the chunks of every pass are shared by one kernel team (its helpers started once, below)
+        team = Team(max(1, min(effective_n_jobs(n_jobs), n_chunks)))
+        orc = OneSlackOracle(structure, Cs, lse, cache_size, exact_violators, bounds, team)
+        if surrogate is not None:
+            surrogate_pass = SurrogatePass(structure, Cs, bounds, *sur_args, team)
+    if init_caches is not None:
+        orc.set_caches(init_caches)
+    stats = dict(oracle_calls=0, oracle_seconds=0.0, cache_passes=0, oracle_passes=0)
 
     a = np.zeros(n_weights)
 
@@ -432,6 +451,14 @@ def fit_cutting_plane(structure, Cs, tol, max_iter, seed=0, verbose=0, callback=
     dual = qp.dual
     if not converged:
         hsum = oracle_pass(w)[1]
+    bytes_per_iteration = None
+    if client is not None:    # (w and the running sums; the data travelled once)
+        bytes_per_iteration = (orc.shards.bytes_sent + orc.shards.bytes_received) / max(
+            stats["oracle_passes"] + stats["cache_passes"], 1)
+    caches = orc.get_caches() if surrogate is None else None
+    ws_size, n_changes = int(orc.cache_sizes().sum()), orc.n_changes
+    if client is not None:
+        orc.close()
     # margin: the primal objective; LSE: the primal of the problem restricted to the final caches
     primal = 0.5 * float(w @ w) + hsum
     if not (interrupted or stopped_by_user):
@@ -440,10 +467,10 @@ def fit_cutting_plane(structure, Cs, tol, max_iter, seed=0, verbose=0, callback=
                      converged=converged, n_oracle_calls=stats["oracle_calls"],
                      oracle_seconds=stats["oracle_seconds"], n_oracle_passes=stats["oracle_passes"],
                      n_cache_passes=stats["cache_passes"], n_constraints=qp.n_constraints,
-                     qp_steps=qp.qp_steps, n_changes=orc.n_changes,
+                     qp_steps=qp.qp_steps, n_changes=n_changes,
                      objective_curve=np.array(primal_curve), dual_curve=np.array(dual_curve),
-                     timestamps=np.array(timestamps), working_set_size=int(orc.cache_sizes().sum()),
-                     caches=orc.get_caches() if surrogate is None else None, state=None)
+                     timestamps=np.array(timestamps), working_set_size=ws_size, caches=caches, state=None,
+                     bytes_per_iteration=bytes_per_iteration)
 
 
 def fit_pegasos(structure, Cs, tol, max_iter, seed, verbose=0, callback=None, estimator=None,

@@ -1,0 +1,375 @@
+"""Training past one machine: fixed shards of examples kept on the workers of a Dask cluster.
+
+The switch is joblib's: with a `distributed.Client` connected and
+`joblib.parallel_config(backend="dask")` active, `fit` runs its solver's passes on the cluster
+(`active_client()` finds the client; without one nothing changes):
+
+- each shard (a fixed range of examples, parallel.shard_bounds) becomes one Dask actor on a
+  worker, created once per fit with its data (scattered to that worker) and the solver state it
+  keeps between iterations (label caches, dual variables); afterwards only weight vectors travel;
+- the one-slack cutting plane (margin, LSE and the bi-criteria surrogates): every iteration sends
+  w to every worker (n_weights x 8 bytes each), each shard runs its oracle pass over the cutting
+  plane's own chunks, and the constraint is summed by visiting the shards in order with the running
+  sum (add_chunks: the in-process sum's exact sequence of additions), so the model equals the
+  single-process one bit for bit for any number of shards;
+- SDM and LSE-SDCD run CoCoA+ (Ma et al. 2015, adding with sigma' = number of shards): each round
+  sends w, each shard runs local passes of our own solver on its examples' dual variables against
+  a local copy of w with the Gram matrix and the updates of w scaled by sigma', and returns its
+  change of w; the client adds them in shard order. The duality gap of every round is measured
+  (each shard's slack sum at the round's w and its dual linear term), and the fit stops on the
+  solver's own rule and, by default, a relative gap of GAP_TOL, as in one process;
+- prediction sends the shards and w once and gathers the labels.
+
+Data already on the workers: load_svmlight_shards(client, path, n_shards) parses byte ranges of
+an svmlight file on the workers and returns a ShardedData handle (nothing gathered on the client).
+"""
+import os
+import time
+
+import numpy as np
+
+from .parallel import shard_bounds
+
+
+# ---------------------------------------------------------------------------- the switch
+
+def active_client():
+    """The dask.distributed Client of an active joblib "dask" backend, else None (also inside a
+    task on a worker, where joblib keeps the backend active for nested calls)."""
+    try:
+        from joblib.parallel import get_active_backend
+    except ImportError:      # pragma: no cover
+        return None
+    backend, _ = get_active_backend()
+    if type(backend).__name__ != "DaskDistributedBackend":
+        return None
+    from distributed import get_worker
+    try:
+        get_worker()
+        return None     # a task on a worker (a cross-validation fold): it trains where it runs
+    except ValueError:
+        return getattr(backend, "client", None)
+
+
+def n_workers(client):
+    return max(1, len(client.scheduler_info()["workers"]))
+
+
+class ClusterShards:
+    """One actor per shard, on the cluster's workers in turn, for the length of a fit.
+
+    `make(*args)` builds a shard's actor on its worker; args_list holds each shard's arguments
+    (large ones -- its data -- are scattered straight to the worker first). call(method, *args)
+    runs the method on every shard concurrently and returns the results in shard order.
+    bytes_sent / bytes_received count the numpy arrays that travel in calls (not the data)."""
+
+    def __init__(self, client, make, args_list):
+        self.client = client
+        workers = sorted(client.scheduler_info()["workers"])
+        futures = []
+        for k, args in enumerate(args_list):
+            where = [workers[k % len(workers)]]
+            args = [client.scatter(a, workers=where, direct=True) if _is_large(a) else a for a in args]
+            futures.append(client.submit(make, *args, actor=True, workers=where, pure=False,
+                                         allow_other_workers=False))
+        self.actors = [f.result() for f in futures]
+        self._futures = futures
+        self.bytes_sent = self.bytes_received = 0
+
+    def __len__(self):
+        return len(self.actors)
+
+    def call(self, method, *args):
+        self.bytes_sent += len(self.actors) * _nbytes(args)
+        pending = [getattr(a, method)(*args) for a in self.actors]
+        out = [p.result() for p in pending]
+        self.bytes_received += sum(_nbytes(o) for o in out)
+        return out
+
+    def call_one(self, k, method, *args):
+        self.bytes_sent += _nbytes(args)
+        out = getattr(self.actors[k], method)(*args).result()
+        self.bytes_received += _nbytes(out)
+        return out
+
+    def close(self):
+        self.actors = []
+        for f in self._futures:
+            f.release()
+        self._futures = []
+
+
+def _is_large(obj):
+    return not isinstance(obj, (int, float, str, bool, type(None), tuple)) and not (
+        isinstance(obj, np.ndarray) and obj.nbytes < 1 << 16)
+
+
+def _nbytes(obj):
+    if isinstance(obj, np.ndarray):
+        return obj.nbytes
+    if isinstance(obj, (tuple, list)):
+        return sum(_nbytes(o) for o in obj)
+    return 0
+
+
+def _structure_of(data, lo=None, hi=None):
+    """A shard's structure: a structure (subset when lo/hi), or a ShardedData part (built here)."""
+    if callable(data):
+        return data()
+    return data if lo is None else data.subset(lo, hi)
+
+
+# ---------------------------------------------------------------------------- cutting plane
+
+class OneSlackShard:
+    """A shard's part of the one-slack cutting plane, on a worker: the in-process oracle's chunks
+    that fall in [lo, hi), with their label caches (or the surrogate pass's chunks)."""
+
+    def __init__(self, structure, Cs, chunk_bounds, lse, cache_size, exact_violators, surrogate=None):
+        from ._kernels.cuttingplane import OneSlackOracle, SurrogatePass
+        self.n_weights = structure.n_weights
+        self.n = structure.n_examples
+        self.surrogate = surrogate is not None
+        if self.surrogate:
+            self.orc = SurrogatePass(structure, Cs, chunk_bounds, *surrogate)
+        else:
+            self.orc = OneSlackOracle(structure, Cs, lse, cache_size, exact_violators, chunk_bounds)
+
+    def run_pass(self, w, use_oracle, rebuild):
+        if self.surrogate:
+            self.orc.run_pass(w)
+        else:
+            self.orc.run_pass(w, use_oracle, rebuild)
+
+    def add_chunks(self, a, b, hsum, calls):
+        """The running sum continued over this shard's chunks (a None: start from zeros)."""
+        if a is None:
+            a = np.zeros(self.n_weights)
+        b, hsum, calls = self.orc.add_chunks(a, b, hsum, calls)
+        return a, b, hsum, calls
+
+    def set_caches(self, state):
+        self.orc.set_caches(state)
+
+    def get_caches(self):
+        if self.surrogate:
+            return dict(sizes=np.zeros(0, dtype=np.int64), labels=np.zeros(0, dtype=np.int32), loss=np.zeros(0))
+        return self.orc.get_caches()
+
+    def cache_sizes(self):
+        return np.zeros(self.n, dtype=np.int64) if self.surrogate else self.orc.cache_sizes()
+
+    def n_changes(self):
+        return 0 if self.surrogate else self.orc.n_changes
+
+
+class ClusterOneSlackOracle:
+    """OneSlackOracle's interface (run_pass, collect, cache_pass, caches) over shards on a cluster;
+    the chunks are the in-process oracle's (`bounds`), a shard holds consecutive chunks."""
+
+    def __init__(self, client, structure, Cs, lse, cache_size, exact_violators, bounds, surrogate=None,
+                 n_shards=None):
+        n_chunks = len(bounds) - 1
+        k = min(n_shards or n_workers(client), n_chunks)
+        cuts = np.linspace(0, n_chunks, k + 1).astype(np.int64)     # chunk index of each shard's start
+        self.n_weights = structure.n_weights
+        self.n = structure.n_examples
+        self.ranges = [(int(bounds[cuts[s]]), int(bounds[cuts[s + 1]])) for s in range(k)]
+        args = []
+        for s, (lo, hi) in enumerate(self.ranges):
+            local = np.asarray(bounds[cuts[s]:cuts[s + 1] + 1], dtype=np.int64) - lo
+            args.append((structure.subset(lo, hi), np.ascontiguousarray(Cs[lo:hi]), local, lse, cache_size,
+                         exact_violators, surrogate))
+        self.shards = ClusterShards(client, OneSlackShard, args)
+        self._offsets = np.asarray(structure.label_offsets(), dtype=np.int64)
+
+    def run_pass(self, w, use_oracle, rebuild=False):
+        self.shards.call("run_pass", w, use_oracle, rebuild)
+
+    def collect(self, a):
+        """The shards' chunks summed in order with one running sum (shard 0 starts it from 0)."""
+        run = (None, 0.0, 0.0, 0)
+        for s in range(len(self.shards)):
+            run = self.shards.call_one(s, "add_chunks", *run)
+        a[:] = run[0]
+        return run[1], run[2], run[3]
+
+    def cache_pass(self, w, a):
+        self.run_pass(w, False, False)
+        return self.collect(a)
+
+    def run(self, w, a):
+        """The surrogate pass's interface (SurrogatePass.run)."""
+        self.run_pass(w, True, False)
+        return self.collect(a)
+
+    def set_caches(self, state):
+        sizes = np.asarray(state["sizes"], dtype=np.int64)
+        label_len = np.diff(self._offsets)
+        starts = np.concatenate([[0], np.cumsum(sizes * label_len)])
+        loss_starts = np.concatenate([[0], np.cumsum(sizes)])
+        parts = [dict(sizes=sizes[lo:hi], labels=np.asarray(state["labels"])[starts[lo]:starts[hi]],
+                      loss=np.asarray(state["loss"])[loss_starts[lo]:loss_starts[hi]])
+                 for lo, hi in self.ranges]
+        for s, part in enumerate(parts):
+            self.shards.call_one(s, "set_caches", part)
+
+    def get_caches(self):
+        parts = self.shards.call("get_caches")
+        return dict(sizes=np.concatenate([p["sizes"] for p in parts]),
+                    labels=np.concatenate([p["labels"] for p in parts]),
+                    loss=np.concatenate([p["loss"] for p in parts]))
+
+    def cache_sizes(self):
+        return np.concatenate(self.shards.call("cache_sizes"))
+
+    @property
+    def n_changes(self):
+        return int(sum(self.shards.call("n_changes")))
+
+    def close(self):
+        self.shards.close()
+
+
+# ---------------------------------------------------------------------------- CoCoA+
+
+class DualShard:
+    """A shard's dual variables and our solver on them (SDM or LSE-SDCD), on a worker, for CoCoA+."""
+
+    def __init__(self, structure, Cs, method, seed, sigma, exact_violators=False):
+        from ._kernels.sdm import SDMSolver
+        from ._kernels.sdcd import SDCDSolver
+        self.method = method
+        if method == "sdm":
+            self.solver = SDMSolver(structure, Cs, seed)
+        else:
+            self.solver = SDCDSolver(structure, Cs, seed, exact_violators)
+        self.solver.sigma = float(sigma)
+
+    def round(self, w, tol, evaluate, type2_passes):
+        """Gap terms at w (slack sum and the dual's linear term), then one CoCoA+ local solve: a
+        type-I pass and up to type2_passes type-II passes against u = w + sigma' (shard's change).
+        Returns (change of w, slack sum, linear term, rule value, passes, oracle calls)."""
+        from .solvers import TYPE2_RATIO
+        s = self.solver
+        u = s.coef
+        u[:] = w
+        lin = s.ws.linear_term()
+        slack = s.slack_sum() if evaluate and self.method == "sdm" else (
+            s.restricted_slack_sum() if evaluate else np.nan)
+        calls = s.n_oracle_calls
+        if self.method == "sdm":
+            rule = s.run_pass(True, 0.1 * tol)
+            passes = 1
+            for _ in range(type2_passes):
+                passes += 1
+                if s.run_pass(False, 0.1 * tol) <= max(tol, TYPE2_RATIO * rule):
+                    break
+        else:
+            rule = s.run_pass(True, tol)[0]
+            passes = 1
+            for _ in range(type2_passes):
+                passes += 1
+                s.run_pass(False, tol)
+        dw = (u - w) / s.sigma
+        return dw, slack, lin, rule, passes, s.n_oracle_calls - calls
+
+    def working_set_size(self):
+        return int(self.solver.working_set_sizes().sum())
+
+
+def fit_cocoa(client, structure, Cs, method, tol, max_iter, seed, verbose=0, gap_tol=None,
+              exact_violators=False, kappa2=5, n_shards=None, callback=None, estimator=None):
+    """CoCoA+ (adding, sigma' = K shards) over SDM (`method="sdm"`) or LSE-SDCD ("sdcd") with the
+    shards on the cluster of `client`. One round: every shard measures its part of the duality
+    gap at the round's w, runs a type-I pass and type-II passes of the solver on its local
+    subproblem, and sends back its change of w; w += the changes in shard order.
+
+    Stopping rule: the solver's own in a round (SDM: the largest KKT violation of its type-I pass
+    <= tol; LSE-SDCD: no example changed by more than tol), the model being the next round's w,
+    and with gap_tol (the estimators' default fit) a relative duality gap <= gap_tol there (while
+    it is not, tol is divided by 10, as in one process). SDM's gap is measured every round with
+    the oracle, so a default SDM fit stops on the gap alone; LSE-SDCD's is the gap of the problem
+    over the working sets (OP5) and needs the rule too. max_iter bounds the local passes. Every round's primal and dual objective are recorded;
+    callback(estimator) runs after every round (False stops). Warm starts are not kept on the
+    cluster (state=None: a warm-started estimator starts from zero there)."""
+    from .solvers import FitResult, MAX_TYPE2_PASSES, gap_too_large, log_progress, warn_if_gap_large, \
+        warn_if_unfinished
+    n = structure.n_examples
+    bounds = shard_bounds(n, n_shards or n_workers(client))
+    K = len(bounds) - 1
+    type2 = MAX_TYPE2_PASSES if method == "sdm" else kappa2 - 1
+    args = [(structure.subset(int(bounds[k]), int(bounds[k + 1])), np.ascontiguousarray(Cs[bounds[k]:bounds[k + 1]]),
+             method, seed + k, K, exact_violators) for k in range(K)]
+    shards = ClusterShards(client, DualShard, args)
+    w = np.zeros(structure.n_weights)
+    primal_curve, dual_curve, timestamps, gaps = [], [], [], []
+    passes = rounds = calls = 0
+    converged = rule_fired = interrupted = stopped_by_user = False
+    primal = dual = np.nan
+    # SDM's gap is the true one (an oracle per example) and known every round: a default fit stops
+    # on it alone. LSE-SDCD's is over the working sets (OP5): its rule must fire too.
+    sdm_gap_rule = method == "sdm" and gap_tol is not None
+    t0 = time.perf_counter()
+    try:
+        while True:
+            outs = shards.call("round", w, tol, True, type2)
+            ww = 0.5 * float(w @ w)
+            primal = ww + sum(o[1] for o in outs)
+            dual = sum(o[2] for o in outs) - ww
+            primal_curve.append(primal)
+            dual_curve.append(dual)
+            timestamps.append(time.perf_counter() - t0)
+            if verbose:
+                log_progress(f"[cocoa+{method}] round {rounds:4d} passes {passes:5d} primal {primal:.10g} dual "
+                             f"{dual:.10g} gap {primal - dual:.3g} time {timestamps[-1]:.2f}s")
+            certified = gap_tol is not None and not gap_too_large(primal, dual, gap_tol)
+            if (certified if sdm_gap_rule else rule_fired and (gap_tol is None or certified)):
+                converged = True
+                break
+            if rule_fired and not sdm_gap_rule:
+                tol *= 0.1
+            if passes >= max_iter:
+                break
+            if callback is not None and callback(estimator) is False:
+                stopped_by_user = True
+                break
+            rules = [o[3] for o in outs]
+            rule_fired = (max(rules) <= tol) if method == "sdm" else (sum(rules) == 0)
+            for o in outs:          # in shard order: the result does not depend on arrival
+                w += o[0]
+            passes += max(o[4] for o in outs)
+            calls += sum(o[5] for o in outs)
+            rounds += 1
+    except KeyboardInterrupt:
+        interrupted = True
+    ws_size = sum(shards.call("working_set_size"))
+    sent, received = shards.bytes_sent, shards.bytes_received
+    shards.close()
+    name = "CoCoA+ " + ("SDM" if method == "sdm" else "LSE-SDCD")
+    warn_if_unfinished(name, interrupted, not converged and passes >= max_iter, max_iter,
+                       f"its stopping rule (tol={tol:.3g})")
+    if not (interrupted or stopped_by_user):
+        warn_if_gap_large(name, primal, dual)
+    return FitResult(w=w, primal=primal, dual=dual, gap=primal - dual, n_iter=passes, n_outer=rounds,
+                     converged=converged, n_oracle_calls=calls, working_set_size=ws_size,
+                     objective_curve=np.array(primal_curve), dual_curve=np.array(dual_curve),
+                     timestamps=np.array(timestamps), state=None, n_shards=K,
+                     bytes_per_round=(sent + received) / max(len(primal_curve), 1))
+
+
+# ---------------------------------------------------------------------------- prediction
+
+def _predict_part(structure, w):
+    from .parallel import predict_structure
+    return predict_structure(structure, w, n_jobs=1)
+
+
+def predict_on_cluster(client, structure, w, n_shards=None):
+    """predict_structure's labels with the shards' oracles on the cluster (w broadcast once)."""
+    n = structure.n_examples
+    bounds = shard_bounds(n, n_shards or n_workers(client))
+    w_f = client.scatter(np.ascontiguousarray(w, dtype=np.float64), broadcast=True)
+    futures = [client.submit(_predict_part, client.scatter(structure.subset(int(bounds[k]), int(bounds[k + 1]))),
+                             w_f, pure=False) for k in range(len(bounds) - 1)]
+    return np.concatenate([f.result() for f in futures]) if futures else np.zeros(0, dtype=np.int32)

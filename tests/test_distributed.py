@@ -1,0 +1,135 @@
+"""Training on a Dask cluster (a LocalCluster of two worker processes): with joblib's dask backend
+active, the cutting plane's model equals the single-process one bit for bit, CoCoA+ over SDM and
+LSE-SDCD reaches the single-process optimum within the tolerance, prediction and cross-validation
+give the same answers."""
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from joblib import parallel_config
+
+distributed = pytest.importorskip("distributed")
+
+from ssvmlinear import ChainSSVM, MulticlassSSVM, MultiLabelSSVM   # noqa: E402
+from ssvmlinear.distributed import active_client                   # noqa: E402
+from ssvmlinear.model_selection import cross_val_predict            # noqa: E402
+
+from conftest import random_multiclass                              # noqa: E402
+from test_multilabel import random_multilabel                       # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def client():
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
+    c = distributed.Client(cluster)
+    yield c
+    c.close()
+    cluster.close()
+
+
+def on_cluster(est, *fit_args):
+    with parallel_config(backend="dask"):
+        assert active_client() is not None
+        return est.fit(*fit_args)
+
+
+def random_chains(n_seq=40, d=8, K=4, seed=0):
+    rng = np.random.default_rng(seed)
+    lengths = rng.integers(2, 7, size=n_seq)
+    T = int(lengths.sum())
+    X = sp.random(T, d, density=0.5, format="csr", random_state=seed)
+    W = rng.standard_normal((K, d))
+    y = np.argmax(X @ W.T + 0.7 * rng.standard_normal((T, K)), axis=1)
+    return X, y, lengths
+
+
+def test_no_backend_no_client():
+    assert active_client() is None
+
+
+@pytest.mark.parametrize("loss", ["margin", "lse", "slack"])
+def test_cutting_plane_chain_equals_single_process(client, loss):
+    X, y, lengths = random_chains()
+    kw = dict(C=1.0, solver="cutting-plane", loss=loss, tol=0.01, random_state=0)
+    local = ChainSSVM(**kw).fit(X, y, lengths)
+    dist = on_cluster(ChainSSVM(**kw), X, y, lengths)
+    np.testing.assert_array_equal(dist.coef_, local.coef_)
+    assert dist.n_iter_ == local.n_iter_ and dist.objective_ == local.objective_
+
+
+def test_cutting_plane_multilabel_equals_single_process(client):
+    X, Y = random_multilabel(n=60, d=6, K=5, seed=2)
+    kw = dict(C=1.0, solver="cutting-plane", tol=0.01)
+    local = MultiLabelSSVM(**kw).fit(X, Y)
+    dist = on_cluster(MultiLabelSSVM(**kw), X, Y)
+    np.testing.assert_array_equal(dist.coef_, local.coef_)
+    assert dist.dual_objective_ == local.dual_objective_
+
+
+def reference(est_cls, fit_args, **kw):
+    """The single-process optimum, to a relative gap far below the default 1 %."""
+    kw = dict(kw, tol=1e-3 if kw.get("solver", "sdm") == "sdm" else 1e-7, max_iter=20000)
+    return est_cls(**kw).fit(*fit_args)
+
+
+@pytest.mark.parametrize("case", ["multiclass-sdm", "chain-sdm", "multiclass-sdcd", "chain-sdcd"])
+def test_cocoa_reaches_the_single_process_optimum(client, case):
+    name, solver = case.split("-")
+    loss = "margin" if solver == "sdm" else "lse"
+    kw = dict(C=1.0, solver=solver, loss=loss)
+    if name == "multiclass":
+        est_cls, fit_args = MulticlassSSVM, random_multiclass(n=120, d=8, K=4, density=0.6, seed=3)
+    elif solver == "sdm":
+        est_cls, fit_args = ChainSSVM, random_chains(seed=4)
+    else:
+        # LSE on chains: exact_violators, so that both runs solve OP3 (not each its own restriction
+        # to the labels it met); a small problem, as OP3 takes SDCD hundreds of passes
+        est_cls, fit_args = ChainSSVM, random_chains(n_seq=15, K=3, seed=4)
+        kw.update(C=0.1, exact_violators=True)
+    ref = reference(est_cls, fit_args, **kw)
+    assert ref.gap_ <= 1e-3 * ref.objective_
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")      # no ConvergenceWarning: the rule and the gap are met
+        # (CoCoA+'s local steps are 1/sigma' = 1/2 of the sequential ones: more passes)
+        dist = on_cluster(est_cls(max_iter=10000, **kw), *fit_args)
+    # CoCoA+'s own certificate, and the optimum it certifies against an independent run
+    assert dist.converged_ and dist.gap_ <= 0.01 * dist.objective_
+    assert dist.dual_objective_ <= ref.objective_ + 1e-9 * abs(ref.objective_)
+    assert ref.objective_ - 1e-6 * ref.objective_ <= dist.objective_ <= ref.objective_ * 1.01
+    assert len(dist.objective_curve_) == len(dist.dual_curve_) >= 2      # one gap per round
+
+
+def test_cocoa_at_tight_tolerance_matches_sdm(client):
+    X, y = random_multiclass(n=150, d=10, K=5, density=0.6, seed=7)
+    ref = reference(MulticlassSSVM, (X, y), C=1.0)
+    dist = on_cluster(MulticlassSSVM(C=1.0, tol=1e-3, max_iter=20000), X, y)
+    assert dist.converged_ and dist.gap_ <= 2e-3 * dist.objective_
+    assert abs(dist.objective_ - ref.objective_) <= 2e-3 * ref.objective_
+    # |w - w*|^2 <= 2 (P(w) - P*) (strong convexity): the weights agree, not only the objective
+    # and P - P* <= gap for both, so |w - w_ref| <= sqrt(2 gap) + sqrt(2 gap_ref)
+    assert np.sqrt(np.sum((dist.coef_ - ref.coef_) ** 2)) <= np.sqrt(2 * dist.gap_) + np.sqrt(2 * ref.gap_)
+
+
+def test_prediction_on_cluster_equals_local(client):
+    X, y, lengths = random_chains(seed=5)
+    est = ChainSSVM(C=1.0).fit(X, y, lengths)
+    local = est.predict(X, lengths)
+    with parallel_config(backend="dask"):
+        np.testing.assert_array_equal(est.predict(X, lengths), local)
+    X, Y = random_multilabel(n=50, d=6, K=4, seed=6)
+    est = MultiLabelSSVM(C=1.0).fit(X, Y)
+    local = est.predict(X)
+    with parallel_config(backend="dask"):
+        dist = est.predict(X)
+    assert (abs(dist - local)).nnz == 0 if sp.issparse(local) else np.array_equal(dist, local)
+
+
+def test_cross_validation_on_cluster_equals_local(client):
+    X, y = random_multiclass(n=90, d=6, K=3, seed=8)
+    est = MulticlassSSVM(C=1.0, solver="cutting-plane", tol=0.01)
+    local = cross_val_predict(est, X, y, n_folds=3)
+    with parallel_config(backend="dask"), distributed.get_task_stream(client) as tasks:
+        dist = cross_val_predict(est, X, y, n_folds=3)
+    np.testing.assert_array_equal(dist, local)
+    assert len(tasks.data) >= 3        # the folds ran on the workers
