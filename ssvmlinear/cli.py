@@ -1,4 +1,5 @@
 """ssvm-train / ssvm-predict: LIBLINEAR-style command lines."""
+import contextlib
 import sys
 import warnings
 
@@ -78,6 +79,9 @@ options:
 -n jobs : threads for the cutting plane's oracle phase, SDM's oracle blocks (-b) and primal
 	objective, Pegasos mini-batches (-b) and cross-validation folds (default 1)
 -r seed : random seed (default 1)
+--scheduler address : train on a Dask cluster (pip install ssvmlinear[distributed]): the
+	examples' shards on its workers; -s 2, 3 give the single-process model, -s 0, 1 run CoCoA+,
+	-v runs the folds there (see README, "Past one machine")
 -q : quiet mode (no outputs)
 Feature indices are 1-based; gzip/bz2 files are read transparently; a .ssvmdata folder written by
 ssvm-convert is read by memory map (no parsing).
@@ -172,7 +176,8 @@ def train_main(argv=None):
         sys.stdout.write(TRAIN_USAGE)
         return 1
     spec = {"s": int, "t": str, "c": float, "e": float, "B": float, "m": int, "v": int, "n": int,
-            "r": int, "q": None, "l": str, "S": str, "b": int, "F": int, **{flag: str for flag in STRUCTURE_FLAGS}}
+            "r": int, "q": None, "l": str, "S": str, "b": int, "F": int, "-scheduler": str,
+            **{flag: str for flag in STRUCTURE_FLAGS}}
     try:
         opts, rest = _parse_options(argv, spec)
         if len(rest) not in (1, 2):
@@ -250,7 +255,7 @@ def train_main(argv=None):
                       random_state=opts.get("r", 1), verbose=0 if quiet else 1)
         common.update({param: opts[flag] for flag, param in SOLVERS[solver].cli_options.items() if flag in opts})
         est = spec.estimator_class()(**common, **structure_params)
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), cluster_backend(opts.get("-scheduler")):
             if quiet:
                 warnings.simplefilter("ignore", ConvergenceWarning)
             warnings.showwarning = _one_line_warning
@@ -279,6 +284,29 @@ def train_main(argv=None):
         sys.stderr.write(f"ssvm-train: error: {e}\n")
         return 1
     return 0
+
+
+@contextlib.contextmanager
+def cluster_backend(address):
+    """With a scheduler address: a dask.distributed Client connected to it and joblib's dask
+    backend active for the block (what an API user writes); without one, nothing."""
+    if address is None:
+        yield
+        return
+    try:
+        from distributed import Client
+    except ImportError:
+        raise ValueError("--scheduler needs the distributed package: pip install ssvmlinear[distributed]") from None
+    from joblib import parallel_config
+    try:
+        client = Client(address, timeout="20s")
+    except OSError as e:
+        raise ValueError(f"--scheduler {address}: cannot connect ({e})") from None
+    try:
+        with parallel_config(backend="dask"):
+            yield
+    finally:
+        client.close()
 
 
 def _default_model_name(path):

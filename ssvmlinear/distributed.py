@@ -20,10 +20,9 @@ The switch is joblib's: with a `distributed.Client` connected and
   solver's own rule and, by default, a relative gap of GAP_TOL, as in one process;
 - prediction sends the shards and w once and gathers the labels.
 
-Data already on the workers: load_svmlight_shards(client, path, n_shards) parses byte ranges of
-an svmlight file on the workers and returns a ShardedData handle (nothing gathered on the client).
+Not yet: data parsed on the workers (load_svmlight_shards: today the client holds X and sends each
+shard once per fit), CoCoA+ for GDMM, warm starts kept on the cluster.
 """
-import os
 import time
 
 import numpy as np
@@ -110,13 +109,6 @@ def _nbytes(obj):
     if isinstance(obj, (tuple, list)):
         return sum(_nbytes(o) for o in obj)
     return 0
-
-
-def _structure_of(data, lo=None, hi=None):
-    """A shard's structure: a structure (subset when lo/hi), or a ShardedData part (built here)."""
-    if callable(data):
-        return data()
-    return data if lo is None else data.subset(lo, hi)
 
 
 # ---------------------------------------------------------------------------- cutting plane
@@ -303,7 +295,7 @@ def fit_cocoa(client, structure, Cs, method, tol, max_iter, seed, verbose=0, gap
              method, seed + k, K, exact_violators) for k in range(K)]
     shards = ClusterShards(client, DualShard, args)
     w = np.zeros(structure.n_weights)
-    primal_curve, dual_curve, timestamps, gaps = [], [], [], []
+    primal_curve, dual_curve, timestamps = [], [], []
     passes = rounds = calls = 0
     converged = rule_fired = interrupted = stopped_by_user = False
     primal = dual = np.nan

@@ -133,3 +133,17 @@ def test_cross_validation_on_cluster_equals_local(client):
         dist = cross_val_predict(est, X, y, n_folds=3)
     np.testing.assert_array_equal(dist, local)
     assert len(tasks.data) >= 3        # the folds ran on the workers
+
+
+def test_cli_scheduler_trains_the_single_process_model(client, tmp_path):
+    from ssvmlinear import dump_svmlight_file
+    from ssvmlinear.cli import train_main
+    X, y = random_multiclass(n=80, d=6, K=3, seed=9)
+    data = tmp_path / "train.svm"
+    dump_svmlight_file(X, y, data)
+    args = ["-s", "2", "-e", "0.01", "-q", str(data)]
+    assert train_main(args + [str(tmp_path / "local.model")]) == 0
+    with distributed.get_task_stream(client) as tasks:
+        assert train_main(["--scheduler", client.scheduler.address] + args + [str(tmp_path / "dist.model")]) == 0
+    assert (tmp_path / "dist.model").read_bytes() == (tmp_path / "local.model").read_bytes()
+    assert len(tasks.data) >= 2          # the shards' actors ran on the workers
