@@ -23,6 +23,7 @@ The switch is joblib's: with a `distributed.Client` connected and
 Not yet: data parsed on the workers (load_svmlight_shards: today the client holds X and sends each
 shard once per fit), CoCoA+ for GDMM, warm starts kept on the cluster.
 """
+import os
 import time
 
 import numpy as np
@@ -55,20 +56,26 @@ def n_workers(client):
 
 
 class ClusterShards:
-    """One actor per shard, on the cluster's workers in turn, for the length of a fit.
+    """One actor per shard, on the cluster's workers in turn (or on `workers[k]`), for the length
+    of a fit.
 
     `make(*args)` builds a shard's actor on its worker; args_list holds each shard's arguments
-    (large ones -- its data -- are scattered straight to the worker first). call(method, *args)
+    (large ones -- its data -- are scattered straight to the worker first; futures of data
+    already there are passed as they are). call(method, *args)
     runs the method on every shard concurrently and returns the results in shard order.
     bytes_sent / bytes_received count the numpy arrays that travel in calls (not the data)."""
 
-    def __init__(self, client, make, args_list):
+    def __init__(self, client, make, args_list, workers=None):
+        from distributed import Future
         self.client = client
-        workers = sorted(client.scheduler_info()["workers"])
+        if workers is None:
+            available = sorted(client.scheduler_info()["workers"])
+            workers = [available[k % len(available)] for k in range(len(args_list))]
         futures = []
         for k, args in enumerate(args_list):
-            where = [workers[k % len(workers)]]
-            args = [client.scatter(a, workers=where, direct=True) if _is_large(a) else a for a in args]
+            where = [workers[k]]
+            args = [client.scatter(a, workers=where, direct=True) if _is_large(a) and not isinstance(a, Future)
+                    else a for a in args]
             futures.append(client.submit(make, *args, actor=True, workers=where, pure=False,
                                          allow_other_workers=False))
         self.actors = [f.result() for f in futures]
@@ -162,10 +169,19 @@ class ClusterOneSlackOracle:
     def __init__(self, client, structure, Cs, lse, cache_size, exact_violators, bounds, surrogate=None,
                  n_shards=None):
         n_chunks = len(bounds) - 1
-        k = min(n_shards or n_workers(client), n_chunks)
-        cuts = np.linspace(0, n_chunks, k + 1).astype(np.int64)     # chunk index of each shard's start
         self.n_weights = structure.n_weights
         self.n = structure.n_examples
+        if isinstance(structure, ShardedStructure):
+            # the shards are where the data was parsed; each cuts its rows into its share of chunks
+            self.ranges = structure.shard_ranges()
+            per = -(-n_chunks // len(self.ranges))
+            args = [(st, c, shard_bounds(hi - lo, per), lse, cache_size, exact_violators, surrogate)
+                    for st, c, (lo, hi) in zip(structure.structures, structure.Cs, self.ranges)]
+            self.shards = ClusterShards(client, OneSlackShard, args, structure.workers)
+            self._offsets = None
+            return
+        k = min(n_shards or n_workers(client), n_chunks)
+        cuts = np.linspace(0, n_chunks, k + 1).astype(np.int64)     # chunk index of each shard's start
         self.ranges = [(int(bounds[cuts[s]]), int(bounds[cuts[s + 1]])) for s in range(k)]
         args = []
         for s, (lo, hi) in enumerate(self.ranges):
@@ -196,6 +212,8 @@ class ClusterOneSlackOracle:
         return self.collect(a)
 
     def set_caches(self, state):
+        if self._offsets is None:
+            raise NotImplementedError("seeding the label caches of data loaded on the workers")
         sizes = np.asarray(state["sizes"], dtype=np.int64)
         label_len = np.diff(self._offsets)
         starts = np.concatenate([[0], np.cumsum(sizes * label_len)])
@@ -287,13 +305,19 @@ def fit_cocoa(client, structure, Cs, method, tol, max_iter, seed, verbose=0, gap
     cluster (state=None: a warm-started estimator starts from zero there)."""
     from .solvers import FitResult, MAX_TYPE2_PASSES, gap_too_large, log_progress, warn_if_gap_large, \
         warn_if_unfinished
-    n = structure.n_examples
-    bounds = shard_bounds(n, n_shards or n_workers(client))
-    K = len(bounds) - 1
     type2 = MAX_TYPE2_PASSES if method == "sdm" else kappa2 - 1
-    args = [(structure.subset(int(bounds[k]), int(bounds[k + 1])), np.ascontiguousarray(Cs[bounds[k]:bounds[k + 1]]),
-             method, seed + k, K, exact_violators) for k in range(K)]
-    shards = ClusterShards(client, DualShard, args)
+    if isinstance(structure, ShardedStructure):     # the data already on the workers
+        K = len(structure.structures)
+        args = [(st, c, method, seed + k, K, exact_violators)
+                for k, (st, c) in enumerate(zip(structure.structures, structure.Cs))]
+        shards = ClusterShards(client, DualShard, args, structure.workers)
+    else:
+        bounds = shard_bounds(structure.n_examples, n_shards or n_workers(client))
+        K = len(bounds) - 1
+        args = [(structure.subset(int(bounds[k]), int(bounds[k + 1])),
+                 np.ascontiguousarray(Cs[bounds[k]:bounds[k + 1]]), method, seed + k, K, exact_violators)
+                for k in range(K)]
+        shards = ClusterShards(client, DualShard, args)
     w = np.zeros(structure.n_weights)
     primal_curve, dual_curve, timestamps = [], [], []
     passes = rounds = calls = 0
@@ -365,3 +389,172 @@ def predict_on_cluster(client, structure, w, n_shards=None):
     futures = [client.submit(_predict_part, client.scatter(structure.subset(int(bounds[k]), int(bounds[k + 1]))),
                              w_f, pure=False) for k in range(len(bounds) - 1)]
     return np.concatenate([f.result() for f in futures]) if futures else np.zeros(0, dtype=np.int32)
+
+
+# ---------------------------------------------------------------------------- data on the workers
+
+def _line_start(buf, b):
+    """The first byte of the line holding byte b - 1's successor: b itself when b starts a line."""
+    if b <= 0:
+        return 0
+    k = buf.find(b"\n", b - 1)
+    return len(buf) if k < 0 else k + 1
+
+
+def _qid_of(buf, s):
+    """The qid token of the line starting at s (None without one)."""
+    e = buf.find(b"\n", s)
+    fields = buf[s:e if e >= 0 else len(buf)].split()
+    return fields[1] if len(fields) > 1 and fields[1].startswith(b"qid:") else None
+
+
+def _shard_start(buf, k, n_shards, sequence):
+    """Byte where shard k starts: k/n_shards of the file moved to the next line start, and for a
+    sequence file on to the next change of qid (a sequence is never split). Shard k's end is
+    shard k+1's start, computed the same way, so the shards cover every line once."""
+    size = len(buf)
+    if k == 0:
+        return 0
+    if k >= n_shards:
+        return size
+    s = _line_start(buf, size * k // n_shards)
+    if sequence:
+        while s < size:
+            p = buf.rfind(b"\n", 0, s - 1) + 1            # the previous line's start
+            if _qid_of(buf, p) != _qid_of(buf, s):
+                break
+            s = _line_start(buf, s + 1)
+    return s
+
+
+def _parse_shard(path, k, n_shards, kind, zero_based):
+    """On a worker: parse shard k's lines of the (uncompressed) svmlight file `path`."""
+    import io
+    import mmap
+    from .io import load_svmlight_file
+    with open(path, "rb") as fh:
+        head = fh.read(3)
+        if head[:2] == b"\x1f\x8b" or head == b"BZh":
+            raise ValueError(f"{path}: compressed; load_svmlight_shards parses byte ranges of an "
+                             f"uncompressed file (decompress it, or use ssvm-convert's .ssvmdata)")
+        if os.fstat(fh.fileno()).st_size == 0:
+            raise ValueError(f"{path}: empty file")
+        with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as buf:
+            sequence = kind == "sequence"
+            s = _shard_start(buf, k, n_shards, sequence)
+            e = _shard_start(buf, k + 1, n_shards, sequence)
+            chunk = buf[s:e]
+            try:
+                parts = load_svmlight_file(io.BytesIO(chunk), zero_based=zero_based, kind=kind)
+            except ValueError as err:
+                msg = str(err)
+                if msg.startswith("<file>:"):
+                    line, rest = msg[len("<file>:"):].split(":", 1)
+                    before = buf[:s].count(b"\n")
+                    msg = f"{path}:{int(line) + before}:{rest}"
+                raise ValueError(msg) from None
+    X, y = parts[0], parts[1]
+    return dict(X=X, y=y, lengths=parts[2] if len(parts) == 3 else None, byte_range=(s, e))
+
+
+def _summary(part):
+    y = part["y"]
+    return dict(n=int(part["X"].shape[0]), width=int(part["X"].shape[1]), classes=np.unique(y),
+                counts=np.unique(y, return_counts=True)[1], bytes=(part["X"].data.nbytes + part["X"].indices.nbytes
+                                                                 + part["X"].indptr.nbytes))
+
+
+class ShardedData:
+    """Training data held on the workers of a Dask cluster (load_svmlight_shards): one future per
+    shard (its CSR rows and labels, on the worker that parsed them) and what the client needs to
+    know of them: rows per shard, n_features, the classes and their counts. Estimators' fit and
+    predict take it in place of (X, y)."""
+
+    def __init__(self, client, futures, workers, summaries, n_features=None):
+        self.client = client
+        self.futures = futures
+        self.workers = workers
+        self.n_rows = [s["n"] for s in summaries]
+        self.n_samples = int(sum(self.n_rows))
+        width = max(s["width"] for s in summaries)
+        if n_features is not None and width > n_features:
+            raise ValueError(f"feature index {width} beyond n_features = {n_features}")
+        self.n_features = int(n_features if n_features is not None else width)
+        self.classes = np.unique(np.concatenate([s["classes"] for s in summaries]))
+        counts = np.zeros(self.classes.shape[0], dtype=np.int64)
+        for s in summaries:
+            counts[np.searchsorted(self.classes, s["classes"])] += s["counts"]
+        self.class_counts = counts
+        self.csr_bytes = int(sum(s["bytes"] for s in summaries))
+
+    def map(self, func, *args):
+        """func(part, *args) on every shard where it lives; the futures, in shard order."""
+        return [self.client.submit(func, f, *args, workers=[w], allow_other_workers=False, pure=False)
+                for f, w in zip(self.futures, self.workers)]
+
+    def labels(self):
+        """The training labels, gathered (n values)."""
+        return np.concatenate(self.client.gather(self.map(_labels_of)))
+
+
+def _labels_of(part):
+    return part["y"]
+
+
+def load_svmlight_shards(client, path, n_shards=None, kind="multiclass", zero_based=False, n_features=None):
+    """Parse an uncompressed svmlight file on the workers of `client`, shard k (k/n_shards of the
+    bytes, moved to a line start -- and for kind="sequence" to a change of qid) on worker k mod
+    (workers); the shards stay there. n_shards defaults to the number of workers. Errors name the
+    file and its line. Returns a ShardedData (nothing but sizes and the class list reach the
+    client); MulticlassSSVM.fit and predict take it in place of X, y."""
+    path = os.path.abspath(os.fspath(path))
+    if not os.path.isfile(path):
+        raise FileNotFoundError(path)
+    workers = sorted(client.scheduler_info()["workers"])
+    k = int(n_shards or len(workers))
+    placed = [workers[s % len(workers)] for s in range(k)]
+    futures = [client.submit(_parse_shard, path, s, k, kind, zero_based, workers=[placed[s]],
+                             allow_other_workers=False, pure=False) for s in range(k)]
+    summaries = client.gather([client.submit(_summary, f, workers=[w], pure=False) for f, w in zip(futures, placed)])
+    keep = [s for s in range(k) if summaries[s]["n"] > 0]     # (a tiny file: empty shards)
+    return ShardedData(client, [futures[s] for s in keep], [placed[s] for s in keep],
+                       [summaries[s] for s in keep], n_features)
+
+
+class ShardedStructure:
+    """The solvers' view of a structure whose examples live on the workers: per shard a future of
+    its compiled structure and of its C_i (built where the shard lives)."""
+
+    def __init__(self, data, structures, Cs, n_weights):
+        self.client = data.client
+        self.workers = data.workers
+        self.structures = structures
+        self.Cs = Cs
+        self.n_examples = data.n_samples
+        self.n_weights = int(n_weights)
+        self.n_rows = data.n_rows
+        self.Cs_sum = float(sum(self.client.gather([self.client.submit(np.sum, c, workers=[w])
+                                                    for c, w in zip(Cs, self.workers)])))
+
+    def check_implemented(self, name):
+        pass
+
+    def shard_ranges(self):
+        ends = np.cumsum([0] + list(self.n_rows))
+        return [(int(ends[k]), int(ends[k + 1])) for k in range(len(self.n_rows))]
+
+
+def cluster_of(structure):
+    """The client a solver's passes run on: a ShardedStructure's, or the active joblib dask
+    backend's; None: in this process."""
+    return structure.client if isinstance(structure, ShardedStructure) else active_client()
+
+
+def widened(X, n_features):
+    """A shard's CSR with n_features columns (its own width is its largest index)."""
+    import scipy.sparse as sp
+    if X.shape[1] == n_features:
+        return X
+    if X.shape[1] > n_features:     # a test shard wider than the model: LIBLINEAR drops the extra features
+        X = X[:, :n_features]
+    return sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], n_features))

@@ -139,10 +139,15 @@ class MulticlassSSVM(ClassifierMixin, StructuredSSVM):
         self.oracle_batch = oracle_batch
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, sample_weight=None):
+    def fit(self, X, y=None, sample_weight=None):
         """X: (n_samples, n_features), sparse or dense; y: one label per row (a column vector warns);
-        sample_weight: one weight per row (multiplies C; not all zero)."""
+        sample_weight: one weight per row (multiplies C; not all zero). X may also be the
+        ShardedData of ssvmlinear.distributed.load_svmlight_shards (labels included): training
+        then runs where its shards live (solver sdm, sdcd or cutting-plane)."""
         self._check_solver_loss()
+        from .distributed import ShardedData
+        if isinstance(X, ShardedData):
+            return self._fit_sharded(X, sample_weight)
         X, y = check_csr(X, self, y)
         check_classification_targets(y)
         classes, y_idx = np.unique(y, return_inverse=True)
@@ -157,6 +162,29 @@ class MulticlassSSVM(ClassifierMixin, StructuredSSVM):
         w = self._solve(structure, Cs, ("multiclass", self._solver_name, self.loss, X.shape, bias, tuple(classes.tolist())),
                         primal=primal)
         self._set_weights(w, X.shape[1], classes, bias)
+        return self
+
+    def _fit_sharded(self, data, sample_weight):
+        from .distributed import ShardedStructure
+        if sample_weight is not None:
+            raise ValueError("sample_weight with sharded data: not supported (class_weight is)")
+        if self._solver_name not in ("sdm", "sdcd", "cutting-plane"):
+            raise ValueError(f"solver={self._solver_name!r} does not run on sharded data; use 'sdm', 'sdcd' or "
+                             f"'cutting-plane'")
+        classes = data.classes
+        if classes.shape[0] < 2:
+            raise ValueError(f"MulticlassSSVM needs at least 2 classes in y; got {classes.shape[0]} class")
+        K = classes.shape[0]
+        class_C = self.C * class_weight_vector(self.class_weight, classes, np.repeat(np.arange(K), data.class_counts)
+                                               if self.class_weight == "balanced" else np.arange(K))
+        bias = float(self.intercept_scaling) if self.fit_intercept else -1.0
+        self.n_features_in_ = data.n_features
+        structure = ShardedStructure(data, data.map(_shard_structure, classes, data.n_features, bias),
+                                     data.map(_shard_Cs, classes, class_C),
+                                     (data.n_features + (1 if bias > 0 else 0)) * K)
+        # no warm start across sharded fits (warm_key None)
+        w = self._solve(structure, None, None)
+        self._set_weights(w, data.n_features, classes, bias)
         return self
 
     def _set_weights(self, w, n_features, classes, bias):
@@ -186,5 +214,28 @@ class MulticlassSSVM(ClassifierMixin, StructuredSSVM):
         return S[:, 1] - S[:, 0] if S.shape[1] == 2 else S
 
     def predict(self, X):
+        from .distributed import ShardedData
+        if isinstance(X, ShardedData):       # each shard's labels computed where it lives
+            self._check_fitted()
+            W, b = (X.client.scatter(a, broadcast=True) for a in (self.coef_, self.intercept_))
+            idx = X.client.gather(X.map(_shard_predict, W, b))
+            return self.classes_[np.concatenate(idx)]
         scores = self._scores(X)
         return self.classes_[np.argmax(scores, axis=1)]   # ties: lowest class index, as the oracle
+
+
+# ShardedData: per-shard work on the worker that holds the shard
+def _shard_structure(part, classes, n_features, bias):
+    from .distributed import widened
+    y_idx = np.searchsorted(classes, part["y"]).astype(np.int32)
+    return MulticlassStructure(CSRDataset(widened(part["X"], n_features), bias), y_idx, classes.shape[0])
+
+
+def _shard_Cs(part, classes, class_C):
+    return np.ascontiguousarray(class_C[np.searchsorted(classes, part["y"])], dtype=np.float64)
+
+
+def _shard_predict(part, W, b):
+    from .distributed import widened
+    X = widened(part["X"], W.shape[1])
+    return np.argmax(np.asarray(X @ W.T) + b, axis=1)

@@ -11,7 +11,7 @@ import warnings
 import numpy as np
 
 from .exceptions import ConvergenceWarning
-from .distributed import active_client
+from .distributed import cluster_of
 from .parallel import KernelTeam, shard_bounds
 from ._kernels.sdm import SDMSolver
 from ._kernels.sdcd import SDCDSolver
@@ -121,7 +121,7 @@ def fit_sdm(structure, Cs, tol, max_iter, seed, verbose=0, callback=None, estima
     """
     from joblib import effective_n_jobs
 
-    client = active_client()
+    client = cluster_of(structure)
     if client is not None:      # shards on a Dask cluster: CoCoA+ over SDM (distributed.py)
         from .distributed import fit_cocoa
         return fit_cocoa(client, structure, Cs, "sdm", tol, max_iter, seed, verbose, gap_tol,
@@ -221,7 +221,7 @@ def fit_sdcd(structure, Cs, tol, max_iter, seed, verbose=0, callback=None, estim
     classes); default the primal of the problem restricted to the working sets V_i (OP5, whose
     dual is the solver's), which is what chains and multi-label report.
     """
-    client = active_client()
+    client = cluster_of(structure)
     if client is not None:      # shards on a Dask cluster: CoCoA+ over LSE-SDCD (distributed.py)
         from .distributed import fit_cocoa
         return fit_cocoa(client, structure, Cs, "sdcd", tol, max_iter, seed, verbose, gap_tol,
@@ -340,8 +340,12 @@ def fit_cutting_plane(structure, Cs, tol, max_iter, seed=0, verbose=0, callback=
     from ._kernels.team import Team
 
     n_weights = structure.n_weights
-    Cs = np.ascontiguousarray(Cs, dtype=np.float64)
-    budget = float(Cs.sum())
+    client = cluster_of(structure)
+    if Cs is None:      # (a ShardedStructure: the C_i live with the data on the workers)
+        budget = structure.Cs_sum
+    else:
+        Cs = np.ascontiguousarray(Cs, dtype=np.float64)
+        budget = float(Cs.sum())
     n = structure.n_examples
     if max_type2 is None:
         max_type2 = CP_MAX_TYPE2
@@ -354,7 +358,6 @@ def fit_cutting_plane(structure, Cs, tol, max_iter, seed=0, verbose=0, callback=
         surrogate = parse_surrogate(loss)
         sur_args = (surrogate.kind, surrogate.alpha, surrogate.beta, METHODS[search],
                     0.999 if search == "angular" else 1.0, max_calls, surrogate.name == "microf1")
-    client = active_client()
     if client is not None:
         # the chunks live on the cluster's workers, in shards of consecutive chunks (distributed.py)
         from .distributed import ClusterOneSlackOracle

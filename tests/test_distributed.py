@@ -147,3 +147,58 @@ def test_cli_scheduler_trains_the_single_process_model(client, tmp_path):
         assert train_main(["--scheduler", client.scheduler.address] + args + [str(tmp_path / "dist.model")]) == 0
     assert (tmp_path / "dist.model").read_bytes() == (tmp_path / "local.model").read_bytes()
     assert len(tasks.data) >= 2          # the shards' actors ran on the workers
+
+
+# ---------------------------------------------------------------- data parsed on the workers
+
+def test_shard_starts_cover_every_line_and_never_split_a_sequence():
+    from ssvmlinear.distributed import _shard_start
+    rng = np.random.default_rng(0)
+    for trial in range(30):
+        lengths = rng.integers(1, 6, size=rng.integers(1, 30))
+        lines = [f"{rng.integers(1, 4)} qid:{q + 1} 1:{rng.random():.3f}" for q, L in enumerate(lengths)
+                 for _ in range(L)]
+        buf = ("\n".join(lines) + ("\n" if trial % 2 else "")).encode()
+        starts_of_lines = np.concatenate([[0], np.flatnonzero(np.frombuffer(buf, np.uint8) == 10) + 1])
+        seq_starts = set(np.cumsum(np.concatenate([[0], lengths]))[:-1].tolist())
+        for n_shards in (1, 2, 3, 7, 50):
+            cuts = [_shard_start(buf, k, n_shards, True) for k in range(n_shards + 1)]
+            assert cuts[0] == 0 and cuts[-1] == len(buf) and cuts == sorted(cuts)
+            for c in cuts[1:-1]:
+                if c < len(buf):
+                    line = int(np.searchsorted(starts_of_lines, c))
+                    assert starts_of_lines[line] == c and line in seq_starts
+
+
+def test_load_svmlight_shards_trains_where_the_data_lives(client, tmp_path):
+    from ssvmlinear import dump_svmlight_file, load_svmlight_file
+    from ssvmlinear.distributed import load_svmlight_shards
+    X, y = random_multiclass(n=300, d=12, K=4, density=0.4, seed=11)
+    path = tmp_path / "train.svm"
+    dump_svmlight_file(X, y, path)
+    X, y = load_svmlight_file(path)
+    for n_shards in (2, 3):
+        data = load_svmlight_shards(client, path, n_shards)
+        assert data.n_samples == X.shape[0] and data.n_features == X.shape[1]
+        np.testing.assert_array_equal(data.labels(), y)        # every line once, in file order
+    ref = reference(MulticlassSSVM, (X, y), C=1.0)
+    for solver, tol in (("sdm", None), ("cutting-plane", 0.001)):
+        est = MulticlassSSVM(C=1.0, solver=solver, tol=tol, max_iter=10000).fit(data)
+        assert ref.objective_ * (1 - 1e-6) <= est.objective_ <= ref.objective_ * 1.01
+        assert est.dual_objective_ <= ref.objective_ * (1 + 1e-9)
+        np.testing.assert_array_equal(est.predict(data), est.predict(X))
+
+
+def test_load_svmlight_shards_errors_name_the_file_and_line(client, tmp_path):
+    from ssvmlinear.distributed import load_svmlight_shards
+    lines = [f"{k % 3} 1:{k}.5 4:1" for k in range(60)]
+    lines[47] = "2 1:0.5 x:1"
+    path = tmp_path / "bad.svm"
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(ValueError, match=f"{path}:48:"):
+        load_svmlight_shards(client, path, 2)
+    import gzip
+    gz = tmp_path / "train.svm.gz"
+    gz.write_bytes(gzip.compress(b"1 1:1\n"))
+    with pytest.raises(ValueError, match="compressed"):
+        load_svmlight_shards(client, gz, 2)
