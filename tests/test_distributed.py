@@ -202,3 +202,37 @@ def test_load_svmlight_shards_errors_name_the_file_and_line(client, tmp_path):
     gz.write_bytes(gzip.compress(b"1 1:1\n"))
     with pytest.raises(ValueError, match="compressed"):
         load_svmlight_shards(client, gz, 2)
+
+
+@pytest.mark.parametrize("kind", ["multiclass", "sequence", "multilabel"])
+def test_block_parse_equals_the_whole_file_parse(monkeypatch, tmp_path, kind):
+    import ssvmlinear.distributed as dist
+    from ssvmlinear import dump_svmlight_file, load_svmlight_file
+    monkeypatch.setattr(dist, "PARSE_BLOCK", 97)          # many blocks of a few lines
+    rng = np.random.default_rng(12)
+    X = sp.random(80, 30, density=0.2, format="csr", random_state=12)
+    path = tmp_path / f"{kind}.svm"
+    if kind == "multilabel":
+        dump_svmlight_file(X, sp.random(80, 5, density=0.3, format="csr", random_state=1, data_rvs=np.ones), path)
+    else:
+        lengths = np.array([3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8, 9, 7, 9, 3])      # 80 tokens
+        dump_svmlight_file(X, rng.integers(0, 4, size=80), path, lengths=lengths if kind == "sequence" else None)
+    whole = load_svmlight_file(path, zero_based=False, kind=kind)
+    buf = path.read_bytes()
+    for lo, hi in ((0, len(buf)), (dist._shard_start(buf, 1, 3, kind == "sequence"), len(buf))):
+        part = dist._parse_range(buf, lo, hi, kind, False, str(path))
+        first = whole[0].shape[0] - part[0].shape[0]
+        assert abs(part[0] - whole[0][first:, :part[0].shape[1]]).nnz == 0
+        if kind == "multilabel":
+            assert abs(part[1] - whole[1][first:, :part[1].shape[1]]).nnz == 0
+        else:
+            np.testing.assert_array_equal(part[1], whole[1][first:])
+        if kind == "sequence":
+            assert part[2].sum() == part[0].shape[0] and np.all(part[2] >= 1)
+            np.testing.assert_array_equal(part[2], whole[2][len(whole[2]) - len(part[2]):])
+    lines = buf.decode().split("\n")
+    lines[63] = lines[63] + " oops"
+    bad = tmp_path / "bad.svm"
+    bad.write_text("\n".join(lines))
+    with pytest.raises(ValueError, match=f"{bad}:64:"):
+        dist._parse_range(bad.read_bytes(), 0, len(bad.read_bytes()), kind, False, str(bad))
