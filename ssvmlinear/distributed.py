@@ -20,8 +20,10 @@ The switch is joblib's: with a `distributed.Client` connected and
   solver's own rule and, by default, a relative gap of GAP_TOL, as in one process;
 - prediction sends the shards and w once and gathers the labels.
 
-Not yet: data parsed on the workers (load_svmlight_shards: today the client holds X and sends each
-shard once per fit), CoCoA+ for GDMM, warm starts kept on the cluster.
+Data parsed on the workers: load_svmlight_shards(client, path, n_shards) -> ShardedData (each
+worker parses its byte range and keeps its CSR; nothing but sizes and classes reach the client);
+MulticlassSSVM.fit and predict take it. Not yet: sharded chains and multi-label in the estimators,
+CoCoA+ for GDMM, warm starts kept on the cluster.
 """
 import os
 import time
