@@ -143,10 +143,24 @@ class ChainSSVM(ClassifierMixin, StructuredSSVM):
         self.fmo_subsets = fmo_subsets
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, lengths=None, sample_weight=None, *, sequence_ids=None):
+    def fit(self, X, y=None, lengths=None, sample_weight=None, *, sequence_ids=None):
         """lengths: tokens per sequence, or sequence_ids: one id per row; sample_weight: one weight
-        per sequence, or one per row constant within each sequence (multiplies C)."""
+        per sequence, or one per row constant within each sequence (multiplies C). X may also be
+        the ShardedData of ssvmlinear.distributed.load_svmlight_shards(..., kind="sequence")
+        (tags and sequences included): training then runs where its shards live."""
         self._check_solver_loss()
+        from .distributed import ShardedData, ShardedStructure, check_sharded_fit
+        if isinstance(X, ShardedData):
+            check_sharded_fit(self, X, "sequence", sample_weight)
+            classes = X.classes
+            bias = float(self.intercept_scaling) if self.fit_intercept else -1.0
+            self.n_features_in_ = X.n_features
+            structures = X.map(_shard_structure, classes, X.n_features, bias, bool(self.start_end),
+                               bool(self.normalize_loss))
+            structure = ShardedStructure(X, structures, X.map(_shard_Cs, self.C),
+                                         X.client.submit(_n_weights, structures[0]).result())
+            self._set_weights(self._solve(structure, None, None), X.n_features, classes, bias)
+            return self
         X, y = check_csr(X, self, y)
         check_classification_targets(y)
         lengths = sequence_lengths(lengths, sequence_ids, X.shape[0])  # >= 1 sequence: X has >= 1 row
@@ -194,7 +208,15 @@ class ChainSSVM(ClassifierMixin, StructuredSSVM):
                               bool(self.start_end), bool(self.normalize_loss)), lengths
 
     def predict(self, X, lengths=None, *, sequence_ids=None):
-        """Viterbi decoding of every sequence; returns one tag per row of X."""
+        """Viterbi decoding of every sequence; returns one tag per row of X (X may be a ShardedData:
+        each shard decoded where it lives)."""
+        from .distributed import ShardedData
+        if isinstance(X, ShardedData):
+            self._check_fitted()
+            w = X.client.scatter(self._weight_vector(), broadcast=True)
+            idx = X.client.gather(X.map(_shard_predict, self.classes_, self.n_features_in_, self._bias,
+                                        bool(self.start_end), bool(self.normalize_loss), w))
+            return self.classes_[np.concatenate(idx)]
         st, _ = self._structure_for(X, lengths, sequence_ids, "predict")
         return self.classes_[predict_structure(st, self._weight_vector(), self.n_jobs)]
 
@@ -212,3 +234,25 @@ class ChainSSVM(ClassifierMixin, StructuredSSVM):
         wrong = self.classes_[predict_structure(st, self._weight_vector(), self.n_jobs)] != np.asarray(y)
         starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
         return float(np.mean(np.add.reduceat(wrong, starts) == 0)) if len(lengths) else 1.0
+
+
+# ShardedData: per-shard work on the worker that holds the shard (whole sequences)
+def _shard_structure(part, classes, n_features, bias, start_end, normalize_loss):
+    from .distributed import widened
+    y_idx = np.searchsorted(classes, part["y"]).astype(np.int32)
+    return ChainStructure(CSRDataset(widened(part["X"], n_features), bias), y_idx, part["lengths"],
+                          classes.shape[0], start_end, normalize_loss)
+
+
+def _shard_Cs(part, C):
+    return np.full(part["lengths"].shape[0], float(C))
+
+
+def _n_weights(structure):
+    return structure.n_weights
+
+
+def _shard_predict(part, classes, n_features, bias, start_end, normalize_loss, w):
+    st = _shard_structure(dict(part, y=np.full(part["y"].shape[0], classes[0])), classes, n_features, bias,
+                          start_end, normalize_loss)
+    return predict_structure(st, w, 1)

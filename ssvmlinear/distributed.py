@@ -22,8 +22,8 @@ The switch is joblib's: with a `distributed.Client` connected and
 
 Data parsed on the workers: load_svmlight_shards(client, path, n_shards) -> ShardedData (each
 worker parses its byte range and keeps its CSR; nothing but sizes and classes reach the client);
-MulticlassSSVM.fit and predict take it. Not yet: sharded chains and multi-label in the estimators,
-CoCoA+ for GDMM, warm starts kept on the cluster.
+MulticlassSSVM's and ChainSSVM's fit and predict take it. Not yet: sharded multi-label in the
+estimators, CoCoA+ for GDMM, warm starts kept on the cluster.
 """
 import os
 import time
@@ -517,7 +517,8 @@ def _parse_shard(path, k, n_shards, kind, zero_based):
 
 def _summary(part):
     y = part["y"]
-    return dict(n=int(part["X"].shape[0]), width=int(part["X"].shape[1]), classes=np.unique(y),
+    return dict(n=int(part["X"].shape[0]), n_examples=int(part["X"].shape[0] if part["lengths"] is None
+                                                            else part["lengths"].shape[0]), width=int(part["X"].shape[1]), classes=np.unique(y),
                 counts=np.unique(y, return_counts=True)[1], bytes=(part["X"].data.nbytes + part["X"].indices.nbytes
                                                                  + part["X"].indptr.nbytes))
 
@@ -528,12 +529,14 @@ class ShardedData:
     know of them: rows per shard, n_features, the classes and their counts. Estimators' fit and
     predict take it in place of (X, y)."""
 
-    def __init__(self, client, futures, workers, summaries, n_features=None):
+    def __init__(self, client, futures, workers, summaries, n_features=None, kind="multiclass"):
         self.client = client
+        self.kind = kind
         self.futures = futures
         self.workers = workers
         self.n_rows = [s["n"] for s in summaries]
         self.n_samples = int(sum(self.n_rows))
+        self.n_examples = [s["n_examples"] for s in summaries]      # (sequences: per shard)
         width = max(s["width"] for s in summaries)
         if n_features is not None and width > n_features:
             raise ValueError(f"feature index {width} beyond n_features = {n_features}")
@@ -564,7 +567,10 @@ def load_svmlight_shards(client, path, n_shards=None, kind="multiclass", zero_ba
     bytes, moved to a line start -- and for kind="sequence" to a change of qid) on worker k mod
     (workers); the shards stay there. n_shards defaults to the number of workers. Errors name the
     file and its line. Returns a ShardedData (nothing but sizes and the class list reach the
-    client); MulticlassSSVM.fit and predict take it in place of X, y."""
+    client); MulticlassSSVM's and (kind="sequence") ChainSSVM's fit and predict take it in place
+    of X, y."""
+    if kind not in ("multiclass", "sequence", "multilabel"):
+        raise ValueError(f"kind must be 'multiclass', 'sequence' or 'multilabel'; got {kind!r}")
     path = os.path.abspath(os.fspath(path))
     if not os.path.isfile(path):
         raise FileNotFoundError(path)
@@ -576,7 +582,18 @@ def load_svmlight_shards(client, path, n_shards=None, kind="multiclass", zero_ba
     summaries = client.gather([client.submit(_summary, f, workers=[w], pure=False) for f, w in zip(futures, placed)])
     keep = [s for s in range(k) if summaries[s]["n"] > 0]     # (a tiny file: empty shards)
     return ShardedData(client, [futures[s] for s in keep], [placed[s] for s in keep],
-                       [summaries[s] for s in keep], n_features)
+                       [summaries[s] for s in keep], n_features, kind)
+
+
+def check_sharded_fit(est, data, kind, sample_weight):
+    """What a fit on sharded data needs: the shards' kind, a solver that runs on shards."""
+    if data.kind != kind:
+        raise ValueError(f"{type(est).__name__} trains on {kind} data; the shards were loaded with kind={data.kind!r}")
+    if sample_weight is not None:
+        raise ValueError("sample_weight with sharded data: not supported (MulticlassSSVM's class_weight is)")
+    if est._solver_name not in ("sdm", "sdcd", "cutting-plane"):
+        raise ValueError(f"solver={est._solver_name!r} does not run on sharded data; use 'sdm', 'sdcd' or "
+                         f"'cutting-plane'")
 
 
 class ShardedStructure:
@@ -588,9 +605,9 @@ class ShardedStructure:
         self.workers = data.workers
         self.structures = structures
         self.Cs = Cs
-        self.n_examples = data.n_samples
+        self.n_examples = int(sum(data.n_examples))
         self.n_weights = int(n_weights)
-        self.n_rows = data.n_rows
+        self.shard_examples = data.n_examples
         self.Cs_sum = float(sum(self.client.gather([self.client.submit(np.sum, c, workers=[w])
                                                     for c, w in zip(Cs, self.workers)])))
 
@@ -598,8 +615,8 @@ class ShardedStructure:
         pass
 
     def shard_ranges(self):
-        ends = np.cumsum([0] + list(self.n_rows))
-        return [(int(ends[k]), int(ends[k + 1])) for k in range(len(self.n_rows))]
+        ends = np.cumsum([0] + list(self.shard_examples))
+        return [(int(ends[k]), int(ends[k + 1])) for k in range(len(self.shard_examples))]
 
 
 def cluster_of(structure):

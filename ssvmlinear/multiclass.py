@@ -165,12 +165,8 @@ class MulticlassSSVM(ClassifierMixin, StructuredSSVM):
         return self
 
     def _fit_sharded(self, data, sample_weight):
-        from .distributed import ShardedStructure
-        if sample_weight is not None:
-            raise ValueError("sample_weight with sharded data: not supported (class_weight is)")
-        if self._solver_name not in ("sdm", "sdcd", "cutting-plane"):
-            raise ValueError(f"solver={self._solver_name!r} does not run on sharded data; use 'sdm', 'sdcd' or "
-                             f"'cutting-plane'")
+        from .distributed import ShardedStructure, check_sharded_fit
+        check_sharded_fit(self, data, "multiclass", sample_weight)
         classes = data.classes
         if classes.shape[0] < 2:
             raise ValueError(f"MulticlassSSVM needs at least 2 classes in y; got {classes.shape[0]} class")

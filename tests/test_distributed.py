@@ -236,3 +236,24 @@ def test_block_parse_equals_the_whole_file_parse(monkeypatch, tmp_path, kind):
     bad.write_text("\n".join(lines))
     with pytest.raises(ValueError, match=f"{bad}:64:"):
         dist._parse_range(bad.read_bytes(), 0, len(bad.read_bytes()), kind, False, str(bad))
+
+
+def test_chains_train_on_shards_loaded_on_the_workers(client, tmp_path):
+    from ssvmlinear import dump_svmlight_file, load_svmlight_file
+    from ssvmlinear.distributed import load_svmlight_shards
+    X, y, lengths = random_chains(n_seq=60, seed=13)
+    path = tmp_path / "chains.svm"
+    dump_svmlight_file(X, y, path, lengths=lengths)
+    X, y, lengths = load_svmlight_file(path)
+    data = load_svmlight_shards(client, path, 3, kind="sequence")
+    np.testing.assert_array_equal(data.labels(), y)
+    ref = reference(ChainSSVM, (X, y, lengths), C=1.0)
+    for solver, tol in (("sdm", None), ("cutting-plane", 0.001)):
+        est = ChainSSVM(C=1.0, solver=solver, tol=tol, max_iter=10000).fit(data)
+        assert ref.objective_ * (1 - 1e-6) <= est.objective_ <= ref.objective_ * 1.01
+        assert est.dual_objective_ <= ref.objective_ * (1 + 1e-9)
+        np.testing.assert_array_equal(est.predict(data), est.predict(X, lengths))
+    with pytest.raises(ValueError, match="sequence"):
+        MulticlassSSVM().fit(data)
+    with pytest.raises(ValueError, match="does not run on sharded data"):
+        ChainSSVM(solver="pegasos").fit(data)
