@@ -26,8 +26,24 @@ cdef class CSRDataset:
         self.n_features = X.shape[1]
         self.bias = bias if bias > 0 else 0.0
         self.n_cols = self.n_features + (1 if bias > 0 else 0)
-        sq = np.asarray(X.multiply(X).sum(axis=1), dtype=np.float64).ravel() + self.bias ** 2
-        self._sqnorms = sq
+        # squared row norms in one pass over the arrays (X.multiply(X) would copy all of X)
+        self._sqnorms = np.empty(self.n_rows)
+        cdef Py_ssize_t i
+        cdef long long k
+        cdef double s, b2 = self.bias * self.bias
+        with nogil:
+            for i in range(self.n_rows):
+                s = 0.0
+                for k in range(self.indptr[i], self.indptr[i + 1]):
+                    s = s + self.data[k] * self.data[k]
+                self._sqnorms[i] = s + b2
+
+    @property
+    def sqnorms(self):
+        """Squared norm of every row, the bias included (a read-only view)."""
+        a = np.asarray(self._sqnorms)
+        a.flags.writeable = False
+        return a
 
     def __reduce__(self):
         import scipy.sparse as sp

@@ -63,6 +63,52 @@ def run_cluster(n_workers, fit, path=None):
     return est, secs, peaks, shard_mb
 
 
+def memory_cgroup(limit_mb):
+    """A fresh memory cgroup (v2, else v1) limited to limit_mb, or None (not root, no cgroupfs):
+    its pids file, to put a child in."""
+    for root, limit_file, procs in (("/sys/fs/cgroup", "memory.max", "cgroup.procs"),
+                                    ("/sys/fs/cgroup/memory", "memory.limit_in_bytes", "cgroup.procs")):
+        path = os.path.join(root, f"ssvm-bench-{os.getpid()}")
+        try:
+            if not os.path.exists(os.path.join(root, limit_file)) and root == "/sys/fs/cgroup":
+                continue            # v1 hierarchy mounted here, not v2
+            os.makedirs(path, exist_ok=True)
+            with open(os.path.join(path, limit_file), "w") as fh:
+                fh.write(str(limit_mb << 20))
+            return path, os.path.join(path, procs)
+        except OSError:
+            continue
+    return None
+
+
+def mmap_run(ssvmdata, C, limit_mb):
+    """ssvm-train on a .ssvmdata folder (memory-mapped CSR) in a child process, in a memory cgroup
+    of limit_mb when one can be made: (seconds, the child's peak RSS in MB, whether it was limited)."""
+    import shutil
+    import subprocess
+    cg = memory_cgroup(limit_mb)
+    exe = shutil.which("ssvm-train") or os.path.join(os.path.dirname(sys.executable), "ssvm-train")
+    model = os.path.join(os.path.dirname(os.path.abspath(ssvmdata)), "cluster-mmap.model")
+
+    def enter():
+        if cg is not None:
+            with open(cg[1], "w") as fh:
+                fh.write(str(os.getpid()))
+    t = time.perf_counter()
+    proc = subprocess.Popen([exe, "-c", str(C), "-q", ssvmdata, model], preexec_fn=enter)
+    _, status, usage = os.wait4(proc.pid, 0)
+    secs = time.perf_counter() - t
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if cg is not None:
+        try:
+            os.rmdir(cg[0])
+        except OSError:
+            pass
+    if proc.returncode != 0:
+        raise RuntimeError(f"ssvm-train on {ssvmdata} failed (exit {proc.returncode})")
+    return secs, usage.ru_maxrss / 1024, cg is not None
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--n", type=int, default=200000)
@@ -72,6 +118,9 @@ def main():
     ap.add_argument("--C", type=float, default=0.1)
     ap.add_argument("--skip-ocr", action="store_true")
     ap.add_argument("--tmp", default="/tmp", help="where the svmlight file is written once")
+    ap.add_argument("--mmap-limit-mb", type=int, default=0,
+                    help="also train one process on the .ssvmdata cache (ssvm-convert) of the planted file, in a "
+                         "memory cgroup of this many MB (root and a cgroup filesystem needed; 0: skip)")
     args = ap.parse_args()
     warnings.simplefilter("ignore")
     from planted import planted
@@ -83,6 +132,7 @@ def main():
         dump_svmlight_file(X, y, path + ".tmp")
         os.replace(path + ".tmp", path)
     X, y = load_svmlight_file(path, n_features=args.d)
+    csr_mb_total = csr_mb(X)
     weights_mb = 8 * args.d * args.K / 2**20
     print(f"planted multiclass: {args.n} x {args.d}, {X.nnz / args.n:.1f} nonzeros per row, K = {args.K}, "
           f"C = {args.C}, no bias; CSR {csr_mb(X):.0f} MB, weights {weights_mb:.0f} MB; the cluster runs parse "
@@ -106,6 +156,15 @@ def main():
         print(f"{f'CoCoA+ SDM, {k} worker(s)':24s} {secs:8.1f} {est.n_iter_:7d} {rounds:7d} "
               f"{est.gap_ / est.objective_:8.4f} {est.objective_:12.6g} {2 * weights_mb * k:9.1f}  "
               f"{' '.join(f'{p:.0f}' for p in peaks)} ({1.5 * (shard_mb + weights_mb):.0f})")
+    if args.mmap_limit_mb:
+        from ssvmlinear.datacache import convert_main
+        cache = path[:-4] + ".ssvmdata"
+        if not os.path.exists(cache):
+            convert_main([path, cache])
+        secs, peak, limited = mmap_run(cache, args.C, args.mmap_limit_mb)
+        print(f"\none process on the memory-mapped cache {cache}: {secs:.1f} s, peak RSS {peak:.0f} MB "
+              + (f"in a memory cgroup of {args.mmap_limit_mb} MB" if limited else "(no cgroup could be made: "
+                 "unlimited)") + f"; the CSR is {csr_mb_total:.0f} MB")
     if args.skip_ocr:
         return
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -69,3 +69,14 @@ def test_corrupt_folders_fail_clearly(tmp_path):
     (tmp_path / "e" / "meta.json").write_text(json.dumps(meta))
     with pytest.raises(ValueError, match="unsupported format 9"):
         load_ssvmdata(tmp_path / "e")
+
+
+def test_dataset_row_norms_without_copying_the_data():
+    import scipy.sparse as sp
+    from ssvmlinear._kernels.dataset import CSRDataset
+    X = sp.random(50, 40, density=0.3, format="csr", random_state=4)
+    X.data = X.data.astype(np.float64)
+    for bias in (-1.0, 2.0):
+        D = CSRDataset(X, bias)
+        want = np.asarray(X.multiply(X).sum(axis=1)).ravel() + (bias ** 2 if bias > 0 else 0.0)
+        np.testing.assert_allclose(D.sqnorms, want, rtol=1e-13)
