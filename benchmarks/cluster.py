@@ -28,6 +28,12 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 
 def worker_peak_mb():
+    """This process's peak RSS (VmHWM: getrusage's maxrss survives fork and exec, so a worker
+    would report its parent's)."""
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
@@ -86,6 +92,14 @@ def mmap_run(ssvmdata, C, limit_mb):
     of limit_mb when one can be made: (seconds, the child's peak RSS in MB, whether it was limited)."""
     import shutil
     import subprocess
+    # the cache's pages out of the page cache first (pages cached earlier are charged to whoever
+    # read them, not to the child's cgroup)
+    for name in os.listdir(ssvmdata):
+        fd = os.open(os.path.join(ssvmdata, name), os.O_RDONLY)
+        try:
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        finally:
+            os.close(fd)
     cg = memory_cgroup(limit_mb)
     exe = shutil.which("ssvm-train") or os.path.join(os.path.dirname(sys.executable), "ssvm-train")
     model = os.path.join(os.path.dirname(os.path.abspath(ssvmdata)), "cluster-mmap.model")
