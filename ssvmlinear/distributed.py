@@ -394,112 +394,12 @@ def predict_on_cluster(client, structure, w, n_shards=None):
 
 
 # ---------------------------------------------------------------------------- data on the workers
-
-def _line_start(buf, b):
-    """The first byte of the line holding byte b - 1's successor: b itself when b starts a line."""
-    if b <= 0:
-        return 0
-    k = buf.find(b"\n", b - 1)
-    return len(buf) if k < 0 else k + 1
-
-
-def _qid_of(buf, s):
-    """The qid token of the line starting at s (None without one)."""
-    e = buf.find(b"\n", s)
-    fields = buf[s:e if e >= 0 else len(buf)].split()
-    return fields[1] if len(fields) > 1 and fields[1].startswith(b"qid:") else None
-
-
-def _shard_start(buf, k, n_shards, sequence, lo=0, hi=None):
-    """Byte where part k of buf[lo:hi] starts: k/n_shards of it moved to the next line start, and
-    for a sequence file on to the next change of qid (a sequence is never split). Part k's end is
-    part k+1's start, computed the same way, so the parts cover every line once."""
-    hi = len(buf) if hi is None else hi
-    if k <= 0:
-        return lo
-    if k >= n_shards:
-        return hi
-    s = max(_line_start(buf, lo + (hi - lo) * k // n_shards), lo)
-    if sequence:
-        while s < hi:
-            p = buf.rfind(b"\n", 0, s - 1) + 1            # the previous line's start
-            if _qid_of(buf, p) != _qid_of(buf, s):
-                break
-            s = _line_start(buf, s + 1)
-    return min(s, hi)
-
-
-# Bytes of text parsed at once on a worker: the shard's CSR is filled block by block, so a
-# worker holds its CSR plus one block's text and arrays, never the whole range's text.
-PARSE_BLOCK = 1 << 25
-
-
-def _count_bytes(buf, lo, hi, byte):
-    """Occurrences of `byte` in buf[lo:hi], in blocks (no temporary of the range's size)."""
-    n = 0
-    for s in range(lo, hi, PARSE_BLOCK):
-        e = min(hi, s + PARSE_BLOCK)
-        n += int(np.count_nonzero(np.frombuffer(buf, np.uint8, e - s, s) == byte))
-    return n
-
-
-def _parse_range(buf, lo, hi, kind, zero_based, path):
-    """buf[lo:hi] (whole lines) parsed in blocks of about PARSE_BLOCK bytes straight into CSR
-    arrays sized by an upper bound (one colon per nonzero, one newline per row) and trimmed in
-    place. Returns load_svmlight_file's tuple. Errors name `path` and the line in the file."""
-    import io
-    import scipy.sparse as sp
-    from .io import load_svmlight_file
-    sequence = kind == "sequence"
-    n_blocks = max(1, -(-(hi - lo) // PARSE_BLOCK))
-    cuts = [_shard_start(buf, j, n_blocks, sequence, lo, hi) for j in range(n_blocks + 1)]
-    nnz_ub = _count_bytes(buf, lo, hi, ord(":"))
-    rows_ub = _count_bytes(buf, lo, hi, ord("\n")) + 1
-    data = np.empty(nnz_ub)
-    indices = np.empty(nnz_ub, dtype=np.int32 if nnz_ub < 2**31 else np.int64)
-    indptr = np.zeros(rows_ub + 1, dtype=np.int64)
-    ys, Ys, lengths = [], [], []
-    n = nnz = width = 0
-    for j in range(n_blocks):
-        bs, be = cuts[j], cuts[j + 1]
-        if bs == be:
-            continue
-        try:
-            parts = load_svmlight_file(io.BytesIO(buf[bs:be]), zero_based=zero_based, kind=kind)
-        except ValueError as err:
-            msg = str(err)
-            if msg.startswith("<file>:"):
-                line, rest = msg[len("<file>:"):].split(":", 1)
-                msg = f"{path}:{int(line) + _count_bytes(buf, 0, bs, ord(chr(10)))}:{rest}"
-            raise ValueError(msg) from None
-        Xb = parts[0]
-        m, z = Xb.shape[0], Xb.nnz
-        data[nnz:nnz + z] = Xb.data
-        indices[nnz:nnz + z] = Xb.indices
-        indptr[n + 1:n + m + 1] = Xb.indptr[1:] + nnz
-        n, nnz, width = n + m, nnz + z, max(width, Xb.shape[1])
-        (Ys if sp.issparse(parts[1]) else ys).append(parts[1])
-        if len(parts) == 3:
-            lengths.append(parts[2])
-        del parts, Xb
-    data.resize(nnz, refcheck=False)          # shrinking: in place
-    indices.resize(nnz, refcheck=False)
-    indptr.resize(n + 1, refcheck=False)
-    if nnz < 2**31:
-        indptr = indptr.astype(np.int32)
-    X = sp.csr_matrix((data, indices, indptr), shape=(n, width))
-    X.has_sorted_indices = True
-    if Ys:
-        cols = max(Y.shape[1] for Y in Ys)
-        return X, sp.vstack([sp.csr_matrix((Y.data, Y.indices, Y.indptr), shape=(Y.shape[0], cols))
-                             for Y in Ys]).tocsr()
-    y = np.concatenate(ys)
-    return (X, y, np.concatenate(lengths)) if sequence else (X, y)
-
+# (the byte-range and block parsing is io.py's: _shard_start, _parse_range)
 
 def _parse_shard(path, k, n_shards, kind, zero_based):
     """On a worker: parse shard k's lines of the (uncompressed) svmlight file `path`."""
     import mmap
+    from .io import _parse_range, _shard_start
     with open(path, "rb") as fh:
         head = fh.read(3)
         if head[:2] == b"\x1f\x8b" or head == b"BZh":
@@ -511,7 +411,8 @@ def _parse_shard(path, k, n_shards, kind, zero_based):
             sequence = kind == "sequence"
             s = _shard_start(buf, k, n_shards, sequence)
             e = _shard_start(buf, k + 1, n_shards, sequence)
-            parts = _parse_range(buf, s, e, kind, zero_based, path)
+            fd = fh.fileno()
+            parts = _parse_range(buf, s, e, kind, zero_based, path, read=lambda at, size: os.pread(fd, size, at))
     return dict(X=parts[0], y=parts[1], lengths=parts[2] if len(parts) == 3 else None, byte_range=(s, e))
 
 

@@ -51,6 +51,127 @@ _MESSAGES = {
 
 # --------------------------------------------------------------------------------------- reading
 
+class _BlocksDisagree(Exception):
+    """The blocks of a kind="auto" parse saw different kinds (the whole-file parse decides)."""
+
+
+def _line_start(buf, b):
+    """The first byte of the line holding byte b - 1's successor: b itself when b starts a line."""
+    if b <= 0:
+        return 0
+    k = buf.find(b"\n", b - 1)
+    return len(buf) if k < 0 else k + 1
+
+
+def _qid_of(buf, s):
+    """The qid token of the line starting at s (None without one)."""
+    e = buf.find(b"\n", s)
+    fields = buf[s:e if e >= 0 else len(buf)].split()
+    return fields[1] if len(fields) > 1 and fields[1].startswith(b"qid:") else None
+
+
+def _shard_start(buf, k, n_shards, sequence, lo=0, hi=None):
+    """Byte where part k of buf[lo:hi] starts: k/n_shards of it moved to the next line start, and
+    for a sequence file on to the next change of qid (a sequence is never split). Part k's end is
+    part k+1's start, computed the same way, so the parts cover every line once."""
+    hi = len(buf) if hi is None else hi
+    if k <= 0:
+        return lo
+    if k >= n_shards:
+        return hi
+    s = max(_line_start(buf, lo + (hi - lo) * k // n_shards), lo)
+    if sequence:
+        while s < hi:
+            p = buf.rfind(b"\n", 0, s - 1) + 1            # the previous line's start
+            if _qid_of(buf, p) != _qid_of(buf, s):
+                break
+            s = _line_start(buf, s + 1)
+    return min(s, hi)
+
+
+# Bytes of text parsed at once on a worker: the shard's CSR is filled block by block, so a
+# worker holds its CSR plus one block's text and arrays, never the whole range's text.
+PARSE_BLOCK = 1 << 25
+
+
+def _scan(read, lo, hi):
+    """(colons, newlines, whether b"qid:" occurs) in bytes lo..hi-1, read in blocks through
+    read(offset, size): no page of the range stays mapped, no temporary of its size."""
+    colons = newlines = 0
+    has_qid = False
+    for s in range(lo, hi, PARSE_BLOCK):
+        chunk = read(s, min(hi, s + PARSE_BLOCK + 3) - s)        # 3 bytes of overlap for "qid:"
+        body = chunk[:min(hi, s + PARSE_BLOCK) - s]
+        colons += body.count(b":")
+        newlines += body.count(b"\n")
+        has_qid = has_qid or b"qid:" in chunk
+    return colons, newlines, has_qid
+
+
+def _parse_range(buf, lo, hi, kind, zero_based, path, n_features=None, dtype=np.float64, n_labels=None,
+                 read=None):
+    """buf[lo:hi] (whole lines) parsed in blocks of about PARSE_BLOCK bytes straight into CSR
+    arrays sized by an upper bound (one colon per nonzero, one newline per row) and trimmed in
+    place: the text is never held whole, nor the arrays twice. buf (bytes or an mmap) is only
+    searched near block boundaries; the blocks are read through read(offset, size) (default
+    slices of buf; a file: os.pread, so that no page stays mapped). Returns load_svmlight_file's
+    tuple (kind "auto": the blocks' kinds, which must agree; a qid anywhere: _BlocksDisagree).
+    Errors name `path` and the file's line."""
+    if read is None:
+        def read(s, size):
+            return buf[s:s + size]
+    sequence = kind == "sequence"
+    n_blocks = max(1, -(-(hi - lo) // PARSE_BLOCK))
+    cuts = [_shard_start(buf, j, n_blocks, sequence, lo, hi) for j in range(n_blocks + 1)]
+    nnz_ub, rows_ub, has_qid = _scan(read, lo, hi)
+    if kind == "auto" and has_qid:
+        raise _BlocksDisagree()       # (a sequence file: whether a qid reappears is file-wide)
+    rows_ub += 1
+    data = np.empty(nnz_ub, dtype=dtype)
+    indices = np.empty(nnz_ub, dtype=np.int32 if nnz_ub < 2**31 else np.int64)
+    indptr = np.zeros(rows_ub + 1, dtype=np.int64)
+    ys, Ys, lengths, kinds = [], [], [], set()
+    n = nnz = width = 0
+    for j in range(n_blocks):
+        bs, be = cuts[j], cuts[j + 1]
+        if bs == be:
+            continue
+        try:
+            parts = load_svmlight_file(io.BytesIO(read(bs, be - bs)), n_features, zero_based, kind, dtype, n_labels)
+        except ValueError as err:
+            msg = str(err)
+            if msg.startswith("<file>:"):
+                line, rest = msg[len("<file>:"):].split(":", 1)
+                msg = f"{path}:{int(line) + _scan(read, 0, bs)[1]}:{rest}"
+            raise ValueError(msg) from None
+        kinds.add("sequence" if len(parts) == 3 else "multilabel" if sp.issparse(parts[1]) else "multiclass")
+        if len(kinds) > 1:
+            raise _BlocksDisagree()
+        Xb = parts[0]
+        m, z = Xb.shape[0], Xb.nnz
+        data[nnz:nnz + z] = Xb.data
+        indices[nnz:nnz + z] = Xb.indices
+        indptr[n + 1:n + m + 1] = Xb.indptr[1:] + nnz
+        n, nnz, width = n + m, nnz + z, max(width, Xb.shape[1])
+        (Ys if sp.issparse(parts[1]) else ys).append(parts[1])
+        if len(parts) == 3:
+            lengths.append(parts[2])
+        del parts, Xb
+    data.resize(nnz, refcheck=False)          # shrinking: in place
+    indices.resize(nnz, refcheck=False)
+    indptr.resize(n + 1, refcheck=False)
+    if nnz < 2**31:
+        indptr = indptr.astype(np.int32)
+    X = sp.csr_matrix((data, indices, indptr), shape=(n, width if n_features is None else n_features))
+    X.has_sorted_indices = True
+    if Ys:
+        cols = n_labels if n_labels is not None else max(Y.shape[1] for Y in Ys)
+        return X, sp.vstack([sp.csr_matrix((Y.data, Y.indices, Y.indptr), shape=(Y.shape[0], cols))
+                             for Y in Ys]).tocsr()
+    y = np.concatenate(ys)
+    return (X, y, np.concatenate(lengths)) if lengths else (X, y)
+
+
 def _source_name(f):
     if isinstance(f, (str, bytes, os.PathLike)):
         name = os.fsdecode(os.fspath(f))
@@ -156,6 +277,9 @@ def load_svmlight_file(f, n_features=None, zero_based="auto", kind="auto", dtype
         raise ValueError(f"qid must be 'ignore' or 'error', got {qid!r}")
     refuse_qid = qid == "error" and kind in ("multiclass", "multilabel")
     name = _source_name(f)
+    blocks = _load_in_blocks(f, name, n_features, zero_based, kind, dtype, n_labels, refuse_qid)
+    if blocks is not None:
+        return blocks
     raw = _read_bytes(f, name)
 
     err, info, arrays = _svmlight.parse(raw, _KINDS[kind], zero_based is False)
@@ -209,6 +333,29 @@ def load_svmlight_file(f, n_features=None, zero_based="auto", kind="auto", dtype
     if kind == "multiclass":
         return X, y
     return X, y, _sequence_lengths(name, qid, lines)
+
+
+def _load_in_blocks(f, name, n_features, zero_based, kind, dtype, n_labels, refuse_qid):
+    """An uncompressed multiclass or multi-label file named by a path, parsed in blocks straight
+    into its arrays (_parse_range), or None: the whole-file parse does it (compressed data, file
+    objects, zero_based="auto" -- a file-wide property --, sequences -- a qid may not reappear
+    anywhere in the file --, refused qids). Any error is left to the whole-file parse, so the
+    messages are the same."""
+    import mmap
+    if not isinstance(f, (str, os.PathLike)) or zero_based == "auto" or kind == "sequence" or refuse_qid:
+        return None
+    try:
+        with open(f, "rb") as fh:
+            head = fh.read(3)
+            if head[:2] == b"\x1f\x8b" or head == b"BZh" or os.fstat(fh.fileno()).st_size == 0:
+                return None
+            with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as buf:
+                fd = fh.fileno()
+                parts = _parse_range(buf, 0, len(buf), kind, zero_based, name, n_features, dtype, n_labels,
+                                     lambda s, size: os.pread(fd, size, s))
+    except (ValueError, OSError, _BlocksDisagree):
+        return None
+    return None if len(parts) == 3 else parts
 
 
 def _label_indicator(name, labels, labptr, lines, n, n_labels):

@@ -152,7 +152,7 @@ def test_cli_scheduler_trains_the_single_process_model(client, tmp_path):
 # ---------------------------------------------------------------- data parsed on the workers
 
 def test_shard_starts_cover_every_line_and_never_split_a_sequence():
-    from ssvmlinear.distributed import _shard_start
+    from ssvmlinear.io import _shard_start
     rng = np.random.default_rng(0)
     for trial in range(30):
         lengths = rng.integers(1, 6, size=rng.integers(1, 30))
@@ -206,7 +206,7 @@ def test_load_svmlight_shards_errors_name_the_file_and_line(client, tmp_path):
 
 @pytest.mark.parametrize("kind", ["multiclass", "sequence", "multilabel"])
 def test_block_parse_equals_the_whole_file_parse(monkeypatch, tmp_path, kind):
-    import ssvmlinear.distributed as dist
+    import ssvmlinear.io as dist
     from ssvmlinear import dump_svmlight_file, load_svmlight_file
     monkeypatch.setattr(dist, "PARSE_BLOCK", 97)          # many blocks of a few lines
     rng = np.random.default_rng(12)

@@ -423,3 +423,55 @@ def test_fuzz_mutated_lines(lines, edits, kw):
             blob[pos] = byte
     _check_load(bytes(blob), **kw)
     _check_load(bytes(blob), n_features=5, n_labels=4, **kw)
+
+
+@FAST
+@given(st.lists(st.sampled_from(SEED_LINES), min_size=1, max_size=12),
+       st.lists(st.tuples(st.integers(0, 400), st.integers(0, 255), st.sampled_from("ids")), max_size=4),
+       FUZZ_KW, st.integers(5, 60), st.sampled_from([None, 12]))
+def test_block_parse_of_a_path_equals_the_whole_parse(lines, edits, kw, block, n_features):
+    """A path is parsed in blocks straight into the arrays; a file object in one piece: the same
+    arrays, or the same error."""
+    import tempfile
+    import ssvmlinear.io as sio
+    blob = bytearray(b"".join(lines))
+    for pos, byte, op in edits:
+        pos = pos % (len(blob) + 1)
+        if op == "i":
+            blob[pos:pos] = bytes([byte])
+        elif op == "d":
+            del blob[pos:pos + 1]
+        elif pos < len(blob):
+            blob[pos] = byte
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "f.svm")
+        with open(path, "wb") as fh:
+            fh.write(bytes(blob))
+        old = sio.PARSE_BLOCK
+        sio.PARSE_BLOCK = block
+        try:
+            try:
+                got = load_svmlight_file(path, n_features=n_features, **kw)
+            except ValueError as e:
+                got = str(e)
+        finally:
+            sio.PARSE_BLOCK = old
+        try:
+            with open(path, "rb") as fh:
+                want = load_svmlight_file(fh, n_features=n_features, **kw)
+        except ValueError as e:
+            want = str(e)
+    if isinstance(want, str):
+        assert got == want
+        return
+    assert len(got) == len(want)
+    X, Xw = got[0], want[0]
+    assert X.shape == Xw.shape and X.dtype == Xw.dtype and X.indices.dtype == Xw.indices.dtype
+    np.testing.assert_array_equal(X.indptr, Xw.indptr)
+    np.testing.assert_array_equal(X.indices, Xw.indices)
+    np.testing.assert_array_equal(X.data, Xw.data)
+    for a, b in zip(got[1:], want[1:]):
+        if sp.issparse(b):
+            assert a.shape == b.shape and abs(a - b).nnz == 0
+        else:
+            np.testing.assert_array_equal(a, b)
