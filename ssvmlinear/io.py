@@ -257,6 +257,10 @@ def load_svmlight_file(f, n_features=None, zero_based="auto", kind="auto", dtype
     sequence : ``(X, y, lengths)`` -- one row and one float64 tag per token, and the int64 length
         of every sequence (run of equal qid) in file order. A qid may not reappear after another.
 
+    Memory: a path to an uncompressed multiclass or multi-label file read with ``zero_based`` True
+    or False (ssvm-train's case) is parsed in 32 MB blocks straight into the final arrays (peak:
+    the arrays and one block); otherwise the whole text is held while it is parsed.
+
     Raises
     ------
     ValueError
