@@ -145,7 +145,7 @@ def main():
         X, y = planted(args.n, args.d, args.K, nnz=args.nnz, seed=0)
         dump_svmlight_file(X, y, path + ".tmp")
         os.replace(path + ".tmp", path)
-    X, y = load_svmlight_file(path, n_features=args.d)
+    X, y = load_svmlight_file(path, n_features=args.d, zero_based=False)
     csr_mb_total = csr_mb(X)
     weights_mb = 8 * args.d * args.K / 2**20
     print(f"planted multiclass: {args.n} x {args.d}, {X.nnz / args.n:.1f} nonzeros per row, K = {args.K}, "
