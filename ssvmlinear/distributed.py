@@ -257,6 +257,7 @@ class DualShard:
         else:
             self.solver = SDCDSolver(structure, Cs, seed, exact_violators)
         self.solver.sigma = float(sigma)
+        self.dw = np.zeros(structure.n_weights)       # the change of w a round returns (one buffer)
 
     def round(self, w, tol, evaluate, type2_passes):
         """Gap terms at w (slack sum and the dual's linear term), then one CoCoA+ local solve: a
@@ -283,8 +284,9 @@ class DualShard:
             for _ in range(type2_passes):
                 passes += 1
                 s.run_pass(False, tol)
-        dw = (u - w) / s.sigma
-        return dw, slack, lin, rule, passes, s.n_oracle_calls - calls
+        np.subtract(u, w, out=self.dw)        # in place: no temporaries of the weight dimension
+        self.dw /= s.sigma
+        return self.dw, slack, lin, rule, passes, s.n_oracle_calls - calls
 
     def working_set_size(self):
         return int(self.solver.working_set_sizes().sum())
