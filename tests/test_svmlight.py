@@ -412,6 +412,13 @@ SEED_LINES = [b"1 1:1 2:0.5\n", b"2 qid:3 4:1e-3 7:2\n", b"0,2,5 1:1 9:-3\n", b"
        st.lists(st.tuples(st.integers(0, 400), st.integers(0, 255), st.sampled_from("ids")),
                 max_size=6), FUZZ_KW)
 def test_fuzz_mutated_lines(lines, edits, kw):
+    blob = _mutated(lines, edits)
+    _check_load(blob, **kw)
+    _check_load(blob, n_features=5, n_labels=4, **kw)
+
+
+def _mutated(lines, edits):
+    """The lines joined, then each (position, byte, insert/delete/substitute) edit applied."""
     blob = bytearray(b"".join(lines))
     for pos, byte, op in edits:
         pos = pos % (len(blob) + 1)
@@ -421,8 +428,7 @@ def test_fuzz_mutated_lines(lines, edits, kw):
             del blob[pos:pos + 1]
         elif pos < len(blob):
             blob[pos] = byte
-    _check_load(bytes(blob), **kw)
-    _check_load(bytes(blob), n_features=5, n_labels=4, **kw)
+    return bytes(blob)
 
 
 @FAST
@@ -434,19 +440,10 @@ def test_block_parse_of_a_path_equals_the_whole_parse(lines, edits, kw, block, n
     arrays, or the same error."""
     import tempfile
     import ssvmlinear.io as sio
-    blob = bytearray(b"".join(lines))
-    for pos, byte, op in edits:
-        pos = pos % (len(blob) + 1)
-        if op == "i":
-            blob[pos:pos] = bytes([byte])
-        elif op == "d":
-            del blob[pos:pos + 1]
-        elif pos < len(blob):
-            blob[pos] = byte
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "f.svm")
         with open(path, "wb") as fh:
-            fh.write(bytes(blob))
+            fh.write(_mutated(lines, edits))
         old = sio.PARSE_BLOCK
         sio.PARSE_BLOCK = block
         try:
