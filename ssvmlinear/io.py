@@ -14,6 +14,7 @@ import bz2
 import gzip
 import io
 import os
+import stat
 import zlib
 
 import numpy as np
@@ -347,6 +348,11 @@ def _load_in_blocks(f, name, n_features, zero_based, kind, dtype, n_labels, refu
     messages are the same."""
     import mmap
     if not isinstance(f, (str, os.PathLike)) or zero_based == "auto" or kind == "sequence" or refuse_qid:
+        return None
+    try:
+        if not stat.S_ISREG(os.stat(f).st_mode):    # a pipe (<(zcat ...)) must be read once, whole
+            return None
+    except OSError:
         return None
     try:
         with open(f, "rb") as fh:

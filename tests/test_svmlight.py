@@ -472,3 +472,20 @@ def test_block_parse_of_a_path_equals_the_whole_parse(lines, edits, kw, block, n
             assert a.shape == b.shape and abs(a - b).nnz == 0
         else:
             np.testing.assert_array_equal(a, b)
+
+
+def test_a_pipe_named_by_a_path_is_read_once(tmp_path):
+    """A named pipe (what `<(zcat file)` gives) cannot be read twice: the block parser leaves it alone."""
+    import threading
+    fifo = tmp_path / "pipe.svm"
+    os.mkfifo(fifo)
+    text = b"".join(b"%d 1:%d 3:0.5\n" % (k % 3, k + 1) for k in range(200))
+
+    def feed():
+        with open(fifo, "wb") as fh:
+            fh.write(text)
+    t = threading.Thread(target=feed)
+    t.start()
+    X, y = load_svmlight_file(str(fifo), zero_based=False)
+    t.join()
+    assert X.shape == (200, 3) and np.array_equal(y, np.arange(200) % 3)
