@@ -419,11 +419,17 @@ def _parse_shard(path, k, n_shards, kind, zero_based):
 
 
 def _summary(part):
-    y = part["y"]
-    return dict(n=int(part["X"].shape[0]), n_examples=int(part["X"].shape[0] if part["lengths"] is None
-                                                            else part["lengths"].shape[0]), width=int(part["X"].shape[1]), classes=np.unique(y),
-                counts=np.unique(y, return_counts=True)[1], bytes=(part["X"].data.nbytes + part["X"].indices.nbytes
-                                                                 + part["X"].indptr.nbytes))
+    """What the client learns of a shard: sizes, width, labels (multi-label: the label columns)
+    and their counts."""
+    import scipy.sparse as sp
+    X, y = part["X"], part["y"]
+    if sp.issparse(y):
+        classes, counts = np.arange(y.shape[1]), np.asarray(y.sum(axis=0)).ravel().astype(np.int64)
+    else:
+        classes, counts = np.unique(y, return_counts=True)
+    return dict(n=int(X.shape[0]), n_examples=int(X.shape[0] if part["lengths"] is None else part["lengths"].shape[0]),
+                width=int(X.shape[1]), classes=classes, counts=counts,
+                bytes=X.data.nbytes + X.indices.nbytes + X.indptr.nbytes)
 
 
 class ShardedData:
@@ -442,7 +448,7 @@ class ShardedData:
         self.n_examples = [s["n_examples"] for s in summaries]      # (sequences: per shard)
         width = max(s["width"] for s in summaries)
         if n_features is not None and width > n_features:
-            raise ValueError(f"feature index {width} beyond n_features = {n_features}")
+            raise ValueError(f"the shards have {width} columns, beyond n_features = {n_features}")
         self.n_features = int(n_features if n_features is not None else width)
         self.classes = np.unique(np.concatenate([s["classes"] for s in summaries]))
         counts = np.zeros(self.classes.shape[0], dtype=np.int64)
@@ -457,8 +463,14 @@ class ShardedData:
                 for f, w in zip(self.futures, self.workers)]
 
     def labels(self):
-        """The training labels, gathered (n values)."""
-        return np.concatenate(self.client.gather(self.map(_labels_of)))
+        """The training labels, gathered (n values; multi-label: the indicator rows)."""
+        import scipy.sparse as sp
+        parts = self.client.gather(self.map(_labels_of))
+        if sp.issparse(parts[0]):
+            width = max(p.shape[1] for p in parts)
+            return sp.vstack([sp.csr_matrix((p.data, p.indices, p.indptr), shape=(p.shape[0], width))
+                              for p in parts]).tocsr()
+        return np.concatenate(parts)
 
 
 def _labels_of(part):

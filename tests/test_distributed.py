@@ -257,3 +257,12 @@ def test_chains_train_on_shards_loaded_on_the_workers(client, tmp_path):
         MulticlassSSVM().fit(data)
     with pytest.raises(ValueError, match="does not run on sharded data"):
         ChainSSVM(solver="pegasos").fit(data)
+    # multi-label files are read on the workers too (every row once, in order)
+    X, Y = random_multilabel(n=70, d=6, K=4, seed=14)
+    path = tmp_path / "ml.svm"
+    dump_svmlight_file(X, Y, path)
+    data = load_svmlight_shards(client, path, 3, kind="multilabel")
+    Yw = load_svmlight_file(path, zero_based=False, kind="multilabel")[1]
+    got = data.labels()
+    assert got.shape[0] == 70 and abs(got[:, :Yw.shape[1]] - Yw).nnz == 0
+    np.testing.assert_array_equal(data.class_counts[:Yw.shape[1]], np.asarray(Yw.sum(axis=0)).ravel())
