@@ -130,6 +130,7 @@ class OneSlackShard:
         from ._kernels.cuttingplane import OneSlackOracle, SurrogatePass
         self.n_weights = structure.n_weights
         self.n = structure.n_examples
+        self.label_lengths = np.diff(np.asarray(structure.label_offsets(), dtype=np.int64))
         self.surrogate = surrogate is not None
         if self.surrogate:
             self.orc = SurrogatePass(structure, Cs, chunk_bounds, *surrogate)
@@ -163,6 +164,9 @@ class OneSlackShard:
     def n_changes(self):
         return 0 if self.surrogate else self.orc.n_changes
 
+    def get_label_lengths(self):
+        return self.label_lengths
+
 
 class ClusterOneSlackOracle:
     """OneSlackOracle's interface (run_pass, collect, cache_pass, caches) over shards on a cluster;
@@ -180,7 +184,7 @@ class ClusterOneSlackOracle:
             args = [(st, c, shard_bounds(hi - lo, per), lse, cache_size, exact_violators, surrogate)
                     for st, c, (lo, hi) in zip(structure.structures, structure.Cs, self.ranges)]
             self.shards = ClusterShards(client, OneSlackShard, args, structure.workers)
-            self._offsets = None
+            self._label_len = np.concatenate(self.shards.call("get_label_lengths"))
             return
         k = min(n_shards or n_workers(client), n_chunks)
         cuts = np.linspace(0, n_chunks, k + 1).astype(np.int64)     # chunk index of each shard's start
@@ -191,7 +195,7 @@ class ClusterOneSlackOracle:
             args.append((structure.subset(lo, hi), np.ascontiguousarray(Cs[lo:hi]), local, lse, cache_size,
                          exact_violators, surrogate))
         self.shards = ClusterShards(client, OneSlackShard, args)
-        self._offsets = np.asarray(structure.label_offsets(), dtype=np.int64)
+        self._label_len = np.diff(np.asarray(structure.label_offsets(), dtype=np.int64))
 
     def run_pass(self, w, use_oracle, rebuild=False):
         self.shards.call("run_pass", w, use_oracle, rebuild)
@@ -214,10 +218,8 @@ class ClusterOneSlackOracle:
         return self.collect(a)
 
     def set_caches(self, state):
-        if self._offsets is None:
-            raise NotImplementedError("seeding the label caches of data loaded on the workers")
         sizes = np.asarray(state["sizes"], dtype=np.int64)
-        label_len = np.diff(self._offsets)
+        label_len = self._label_len
         starts = np.concatenate([[0], np.cumsum(sizes * label_len)])
         loss_starts = np.concatenate([[0], np.cumsum(sizes)])
         parts = [dict(sizes=sizes[lo:hi], labels=np.asarray(state["labels"])[starts[lo]:starts[hi]],

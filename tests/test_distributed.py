@@ -266,3 +266,19 @@ def test_chains_train_on_shards_loaded_on_the_workers(client, tmp_path):
     got = data.labels()
     assert got.shape[0] == 70 and abs(got[:, :Yw.shape[1]] - Yw).nnz == 0
     np.testing.assert_array_equal(data.class_counts[:Yw.shape[1]], np.asarray(Yw.sum(axis=0)).ravel())
+
+
+def test_cutting_plane_seeded_caches_on_cluster_equal_single_process(client):
+    """init_caches split over the shards (their label lengths) gives the single-process model."""
+    from ssvmlinear._kernels.chain import ChainStructure
+    from ssvmlinear._kernels.dataset import CSRDataset
+    from ssvmlinear.solvers import fit_cutting_plane
+    X, y, lengths = random_chains(seed=15)
+    st = ChainStructure(CSRDataset(X, 1.0), y.astype(np.int32), lengths, 4, False, False)
+    Cs = np.ones(len(lengths))
+    seed_caches = fit_cutting_plane(st, Cs, 0.1, 30).caches
+    local = fit_cutting_plane(st, Cs, 0.01, 200, init_caches=seed_caches)
+    with parallel_config(backend="dask"):
+        dist = fit_cutting_plane(st, Cs, 0.01, 200, init_caches=seed_caches)
+    np.testing.assert_array_equal(dist.w, local.w)
+    assert dist.n_iter == local.n_iter
