@@ -22,8 +22,8 @@ The switch is joblib's: with a `distributed.Client` connected and
 
 Data parsed on the workers: load_svmlight_shards(client, path, n_shards) -> ShardedData (each
 worker parses its byte range and keeps its CSR; nothing but sizes and classes reach the client);
-MulticlassSSVM's and ChainSSVM's fit and predict take it. Not yet: sharded multi-label in the
-estimators, CoCoA+ for GDMM, warm starts kept on the cluster.
+MulticlassSSVM's, ChainSSVM's and MultiLabelSSVM's fit and predict take it. Not yet: CoCoA+ for
+GDMM, warm starts kept on the cluster.
 """
 import os
 import time
@@ -484,8 +484,8 @@ def load_svmlight_shards(client, path, n_shards=None, kind="multiclass", zero_ba
     bytes, moved to a line start -- and for kind="sequence" to a change of qid) on worker k mod
     (workers); the shards stay there. n_shards defaults to the number of workers. Errors name the
     file and its line. Returns a ShardedData (nothing but sizes and the class list reach the
-    client); MulticlassSSVM's and (kind="sequence") ChainSSVM's fit and predict take it in place
-    of X, y."""
+    client); MulticlassSSVM's, (kind="sequence") ChainSSVM's and (kind="multilabel")
+    MultiLabelSSVM's fit and predict take it in place of X, y."""
     if kind not in ("multiclass", "sequence", "multilabel"):
         raise ValueError(f"kind must be 'multiclass', 'sequence' or 'multilabel'; got {kind!r}")
     path = os.path.abspath(os.fspath(path))

