@@ -115,3 +115,29 @@ def test_start_end_and_normalized_loss_chains():
     ref_dual, _ = lme_reference(blocks, 0.5)
     res = fit_sdm(st, np.full(len(lengths), 0.5), 1e-10, 100000, 0)
     assert res.dual == pytest.approx(ref_dual, rel=1e-6)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_accelerated_sdm_at_large_C_reaches_the_op1_optimum(seed):
+    """Default fits at large C run SDM inside Catalyst (prox centres, Nesterov extrapolation): the
+    reported objectives are the true primal of the returned w (over all labellings) and a dual
+    bound, and a tight gap tolerance reaches the SLSQP optimum."""
+    from ssvmlinear.solvers import catalyst_kappa
+    K = 2 if seed % 2 else 3
+    st, D, y, lengths, _ = random_chain_problem(seed, n_seq=4, max_T=3, K=K)
+    blocks = enumerate_dphi(st, D, y, lengths, K)
+    C = 1000.0 / (np.sum(st.X.sqnorms) / len(lengths))       # C R^2 = 1000: kappa = 9
+    Cs = np.full(len(lengths), C)
+    assert catalyst_kappa(st, Cs) == pytest.approx(9.0)
+    ref_dual, ref_w = lme_reference(blocks, C)
+    res = fit_sdm(st, Cs, 0.1, 100000, seed, gap_tol=0.01)
+    assert res.converged and res.gap <= 0.01 * res.primal
+    assert res.primal == pytest.approx(lme_primal(res.w, blocks, C), rel=1e-10)
+    assert res.dual <= ref_dual * (1 + 1e-9) and res.primal >= ref_dual * (1 - 1e-9)
+    tight = fit_sdm(st, Cs, 0.1, 100000, seed, gap_tol=1e-7)
+    assert tight.converged
+    assert tight.dual == pytest.approx(ref_dual, rel=1e-6)
+    assert tight.primal == pytest.approx(lme_primal(tight.w, blocks, C), rel=1e-10)
+    np.testing.assert_allclose(tight.w, ref_w, atol=1e-3 * np.linalg.norm(ref_w))
+    plain = fit_sdm(st, Cs, 1e-10, 100000, seed)         # an explicit tol: the plain method
+    assert plain.dual == pytest.approx(ref_dual, rel=1e-6)
