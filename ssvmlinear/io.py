@@ -258,9 +258,9 @@ def load_svmlight_file(f, n_features=None, zero_based="auto", kind="auto", dtype
     sequence : ``(X, y, lengths)`` -- one row and one float64 tag per token, and the int64 length
         of every sequence (run of equal qid) in file order. A qid may not reappear after another.
 
-    Memory: a path to an uncompressed multiclass or multi-label file read with ``zero_based`` True
-    or False (ssvm-train's case) is parsed in 32 MB blocks straight into the final arrays (peak:
-    the arrays and one block); otherwise the whole text is held while it is parsed.
+    Memory: a path to an uncompressed multiclass or multi-label file is parsed in 32 MB blocks
+    straight into the final arrays (peak: the arrays and one block); otherwise the whole text is
+    held while it is parsed.
 
     Raises
     ------
@@ -343,12 +343,14 @@ def load_svmlight_file(f, n_features=None, zero_based="auto", kind="auto", dtype
 def _load_in_blocks(f, name, n_features, zero_based, kind, dtype, n_labels, refuse_qid):
     """An uncompressed multiclass or multi-label file named by a path, parsed in blocks straight
     into its arrays (_parse_range), or None: the whole-file parse does it (compressed data, file
-    objects, zero_based="auto" -- a file-wide property --, sequences -- a qid may not reappear
-    anywhere in the file --, refused qids). Any error is left to the whole-file parse, so the
-    messages are the same."""
+    objects, sequences -- a qid may not reappear anywhere in the file --, refused qids).
+    zero_based="auto" (a file-wide property): the blocks are read zero-based, then, when no index
+    is 0, every index is shifted down by one in place. Any error is left to the whole-file parse,
+    so the messages are the same."""
     import mmap
-    if not isinstance(f, (str, os.PathLike)) or zero_based == "auto" or kind == "sequence" or refuse_qid:
+    if not isinstance(f, (str, os.PathLike)) or kind == "sequence" or refuse_qid:
         return None
+    auto = zero_based == "auto"
     try:
         if not stat.S_ISREG(os.stat(f).st_mode):    # a pipe (<(zcat ...)) must be read once, whole
             return None
@@ -361,11 +363,27 @@ def _load_in_blocks(f, name, n_features, zero_based, kind, dtype, n_labels, refu
                 return None
             with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as buf:
                 fd = fh.fileno()
-                parts = _parse_range(buf, 0, len(buf), kind, zero_based, name, n_features, dtype, n_labels,
+                parts = _parse_range(buf, 0, len(buf), kind, True if auto else zero_based, name,
+                                     None if auto else n_features, dtype, n_labels,
                                      lambda s, size: os.pread(fd, size, s))
     except (ValueError, OSError, _BlocksDisagree):
         return None
-    return None if len(parts) == 3 else parts
+    if len(parts) == 3:
+        return None
+    if auto:
+        X = parts[0]
+        width = X.shape[1]
+        if X.nnz and X.indices.min() > 0:     # one-based: as the whole-file parse, in place
+            X.indices -= 1
+            width -= 1
+        if n_features is not None:
+            if width > n_features:
+                return None                   # (the whole-file parse names the line)
+            width = n_features
+        X = sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], width))
+        X.has_sorted_indices = True
+        parts = (X,) + tuple(parts[1:])
+    return parts
 
 
 def _label_indicator(name, labels, labptr, lines, n, n_labels):
