@@ -193,6 +193,9 @@ cdef class ChainGDMM:
     cdef cset[PairEntry] all_map
     cdef unsigned char[::1] touched
     cdef public long long n_fmo_calls
+    # CoCoA+'s subproblem scaling sigma' (1: the plain method): the curvature of w's part of every
+    # step and every update of w are multiplied by it (as DualSolver.sigma)
+    cdef public double sigma
 
     def __cinit__(self):
         self.qu = NULL
@@ -256,6 +259,7 @@ cdef class ChainGDMM:
             self.col_map.resize(K)
             self.touched = np.zeros(K * K, dtype=np.uint8)
         self.n_fmo_calls = 0
+        self.sigma = 1.0
 
     def __dealloc__(self):
         cdef Py_ssize_t g
@@ -419,7 +423,7 @@ cdef class ChainGDMM:
             self._clear_scratch()
             if num <= 0.0 or dd <= 1e-300:
                 break
-            gamma = num / (c * c * (kappa + self.rho * n_inc) * dd)
+            gamma = num / (c * c * (self.sigma * kappa + self.rho * n_inc) * dd)
             drop = away and gamma >= gmax
             if gamma > gmax:
                 gamma = gmax
@@ -440,6 +444,7 @@ cdef class ChainGDMM:
         """w for q_t(y) += delta."""
         if delta == 0.0:
             return
+        delta *= self.sigma
         row_axpy(r, -c * delta, &self.w[0], self.K, y)
         if self.st.use_start_end:
             if t == 0:
@@ -668,15 +673,15 @@ cdef class ChainGDMM:
             self._clear_scratch()
             if num <= 0.0 or dd <= 1e-300:
                 break
-            gamma = num / (c * c * (dd + self.rho * (ddL + ddR)))
+            gamma = num / (c * c * (self.sigma * dd + self.rho * (ddL + ddR)))
             drop = away and gamma >= gmax
             if gamma > gmax:
                 gamma = gmax
             if away:
                 ystar = q.idx[jv]
-            for j in range(q.n):           # W -= C_i gamma d
-                self._set_transition(q.idx[j], W[q.idx[j]] + (-c * gamma if away else c * gamma) * q.val[j])
-            self._set_transition(ystar, W[ystar] + (c * gamma if away else -c * gamma))
+            for j in range(q.n):           # W -= C_i sigma' gamma d
+                self._set_transition(q.idx[j], W[q.idx[j]] + (-c * gamma if away else c * gamma) * self.sigma * q.val[j])
+            self._set_transition(ystar, W[ystar] + (c * gamma if away else -c * gamma) * self.sigma)
             if sv_afw_step(q, away, jv, ystar, gamma) < 0:
                 return OOM
             if not drop:
@@ -799,6 +804,28 @@ cdef class ChainGDMM:
     @property
     def coef(self):
         return np.asarray(self.w)
+
+    def set_weights(self, const double[::1] w):
+        """w = the given weights (CoCoA+: each round's global w); the sublinear multimaps are
+        rebuilt over the transition entries that are non-zero (their invariant: the others are 0)."""
+        cdef Py_ssize_t j, K2 = self.K * self.K, off = self.st.trans_off
+        cdef long long p
+        if w.shape[0] != self.w.shape[0]:
+            raise ValueError(f"set_weights: {w.shape[0]} weights, expected {self.w.shape[0]}")
+        for j in range(self.w.shape[0]):
+            self.w[j] = w[j]
+        if self.sublinear:
+            for j in range(self.K):
+                self.row_map[j].clear()
+                self.col_map[j].clear()
+            self.all_map.clear()
+            for p in range(K2):
+                self.touched[p] = 0
+                if self.w[off + p] != 0.0:
+                    self.touched[p] = 1
+                    self.row_map[p // self.K].insert(Entry(-self.w[off + p], <int> (p % self.K)))
+                    self.col_map[p % self.K].insert(Entry(-self.w[off + p], <int> (p // self.K)))
+                    self.all_map.insert(PairEntry(-self.w[off + p], p))
 
     # ------------------------------------------------------------------ for tests
 

@@ -22,8 +22,8 @@ The switch is joblib's: with a `distributed.Client` connected and
 
 Data parsed on the workers: load_svmlight_shards(client, path, n_shards) -> ShardedData (each
 worker parses its byte range and keeps its CSR; nothing but sizes and classes reach the client);
-MulticlassSSVM's, ChainSSVM's and MultiLabelSSVM's fit and predict take it. Not yet: CoCoA+ for
-GDMM, warm starts kept on the cluster.
+MulticlassSSVM's, ChainSSVM's and MultiLabelSSVM's fit and predict take it. GDMM on chains runs
+CoCoA+ too. Not yet: CoCoA+ for GDMM on pairwise multi-label, warm starts kept on the cluster.
 """
 import os
 import time
@@ -248,26 +248,49 @@ class ClusterOneSlackOracle:
 # ---------------------------------------------------------------------------- CoCoA+
 
 class DualShard:
-    """A shard's dual variables and our solver on them (SDM or LSE-SDCD), on a worker, for CoCoA+."""
+    """A shard's dual variables and our solver on them (SDM, LSE-SDCD or GDMM on chains), on a
+    worker, for CoCoA+. gdmm: (rho, eta, fmo_subsets) of fit_gdmm (numbers: a dask task's
+    strings may be read as keys)."""
 
-    def __init__(self, structure, Cs, method, seed, sigma, exact_violators=False):
+    def __init__(self, structure, Cs, method, seed, sigma, exact_violators=False, gdmm=None):
         from ._kernels.sdm import SDMSolver
         from ._kernels.sdcd import SDCDSolver
         self.method = method
         if method == "sdm":
             self.solver = SDMSolver(structure, Cs, seed)
+        elif method == "gdmm":
+            from ._kernels.chain import ChainStructure
+            from ._kernels.gdmm import ChainGDMM
+            if not isinstance(structure, ChainStructure):
+                raise ValueError("CoCoA+ over GDMM trains chains (ChainSSVM) in this version; pairwise "
+                                 "multi-label models train with GDMM in one process")
+            rho, eta, nu = gdmm
+            self.solver = ChainGDMM(structure, Cs, rho=float(rho), eta=float(eta), fmo_subsets=int(nu),
+                                    sublinear=int(nu) > 1, seed=seed)
         else:
             self.solver = SDCDSolver(structure, Cs, seed, exact_violators)
         self.solver.sigma = float(sigma)
         self.dw = np.zeros(structure.n_weights)       # the change of w a round returns (one buffer)
 
     def round(self, w, tol, evaluate, type2_passes):
-        """Gap terms at w (slack sum and the dual's linear term), then one CoCoA+ local solve: a
-        type-I pass and up to type2_passes type-II passes against u = w + sigma' (shard's change).
-        Returns (change of w, slack sum, linear term, rule value, passes, oracle calls)."""
+        """Gap terms at w (slack sum and the dual's linear term), then one CoCoA+ local solve
+        against u = w + sigma' (shard's change): SDM and LSE-SDCD a type-I pass and up to
+        type2_passes type-II passes, GDMM one pass (its factor steps and multiplier step).
+        Returns (change of w, slack sum, linear term, rule value, passes, oracle calls); GDMM's
+        rule value is its pass's (sum of block gaps, consistency violation)."""
         from .solvers import TYPE2_RATIO
         s = self.solver
         u = s.coef
+        if self.method == "gdmm":
+            s.set_weights(w)
+            ww = 0.5 * float(np.dot(w, w))
+            lin = s.dual() + ww
+            slack = s.primal() - ww if evaluate else np.nan
+            calls = s.n_fmo_calls
+            rule = s.run_pass()
+            np.subtract(u, w, out=self.dw)
+            self.dw /= s.sigma
+            return self.dw, slack, lin, rule, 1, s.n_fmo_calls - calls
         u[:] = w
         lin = s.ws.linear_term()
         slack = s.slack_sum() if evaluate and self.method == "sdm" else (
@@ -291,22 +314,29 @@ class DualShard:
         return self.dw, slack, lin, rule, passes, s.n_oracle_calls - calls
 
     def working_set_size(self):
+        if self.method == "gdmm":       # (fit_gdmm's count: mean active-set sizes summed)
+            return int(round(sum(self.solver.active_set_sizes())))
         return int(self.solver.working_set_sizes().sum())
 
 
 def fit_cocoa(client, structure, Cs, method, tol, max_iter, seed, verbose=0, gap_tol=None,
-              exact_violators=False, kappa2=5, n_shards=None, callback=None, estimator=None):
-    """CoCoA+ (adding, sigma' = K shards) over SDM (`method="sdm"`) or LSE-SDCD ("sdcd") with the
-    shards on the cluster of `client`. One round: every shard measures its part of the duality
-    gap at the round's w, runs a type-I pass and type-II passes of the solver on its local
-    subproblem, and sends back its change of w; w += the changes in shard order.
+              exact_violators=False, kappa2=5, n_shards=None, callback=None, estimator=None, gdmm=None):
+    """CoCoA+ (adding, sigma' = K shards) over SDM (`method="sdm"`), LSE-SDCD ("sdcd") or GDMM on
+    chains ("gdmm"; gdmm: (rho, eta, fmo_subsets)) with the shards on the cluster of `client`.
+    One round: every shard measures its part of the duality gap at the round's w, runs a type-I
+    pass and type-II passes of the solver on its local subproblem (GDMM: one pass of factor
+    steps, each with its curvature's w part and its update of w scaled by sigma', and the
+    multiplier step -- the augmented Lagrangian's terms are per example, so local), and sends
+    back its change of w; w += the changes in shard order.
 
     Stopping rule: the solver's own in a round (SDM: the largest KKT violation of its type-I pass
     <= tol; LSE-SDCD: no example changed by more than tol), the model being the next round's w,
     and with gap_tol (the estimators' default fit) a relative duality gap <= gap_tol there (while
     it is not, tol is divided by 10, as in one process). SDM's gap is measured every round with
     the oracle, so a default SDM fit stops on the gap alone; LSE-SDCD's is the gap of the problem
-    over the working sets (OP5) and needs the rule too. max_iter bounds the local passes. Every round's primal and dual objective are recorded;
+    over the working sets (OP5) and needs the rule too; GDMM's rule (fit_gdmm's: the shards'
+    block gaps summed <= tol times the dual, the largest consistency violation <= tol) too, its
+    dual being the structural one only at consistency. max_iter bounds the local passes. Every round's primal and dual objective are recorded;
     callback(estimator) runs after every round (False stops). Warm starts are not kept on the
     cluster (state=None: a warm-started estimator starts from zero there)."""
     from .solvers import FitResult, MAX_TYPE2_PASSES, gap_too_large, log_progress, warn_if_gap_large, \
@@ -314,14 +344,14 @@ def fit_cocoa(client, structure, Cs, method, tol, max_iter, seed, verbose=0, gap
     type2 = MAX_TYPE2_PASSES if method == "sdm" else kappa2 - 1
     if isinstance(structure, ShardedStructure):     # the data already on the workers
         K = len(structure.structures)
-        args = [(st, c, method, seed + k, K, exact_violators)
+        args = [(st, c, method, seed + k, K, exact_violators, gdmm)
                 for k, (st, c) in enumerate(zip(structure.structures, structure.Cs))]
         shards = ClusterShards(client, DualShard, args, structure.workers)
     else:
         bounds = shard_bounds(structure.n_examples, n_shards or n_workers(client))
         K = len(bounds) - 1
         args = [(structure.subset(int(bounds[k]), int(bounds[k + 1])),
-                 np.ascontiguousarray(Cs[bounds[k]:bounds[k + 1]]), method, seed + k, K, exact_violators)
+                 np.ascontiguousarray(Cs[bounds[k]:bounds[k + 1]]), method, seed + k, K, exact_violators, gdmm)
                 for k in range(K)]
         shards = ClusterShards(client, DualShard, args)
     w = np.zeros(structure.n_weights)
@@ -357,7 +387,11 @@ def fit_cocoa(client, structure, Cs, method, tol, max_iter, seed, verbose=0, gap
                 stopped_by_user = True
                 break
             rules = [o[3] for o in outs]
-            rule_fired = (max(rules) <= tol) if method == "sdm" else (sum(rules) == 0)
+            if method == "gdmm":
+                rule_fired = (sum(r[0] for r in rules) <= tol * max(abs(dual), 1e-300)
+                              and max(r[1] for r in rules) <= tol)
+            else:
+                rule_fired = (max(rules) <= tol) if method == "sdm" else (sum(rules) == 0)
             for o in outs:          # in shard order: the result does not depend on arrival
                 w += o[0]
             passes += max(o[4] for o in outs)
@@ -368,7 +402,7 @@ def fit_cocoa(client, structure, Cs, method, tol, max_iter, seed, verbose=0, gap
     ws_size = sum(shards.call("working_set_size"))
     sent, received = shards.bytes_sent, shards.bytes_received
     shards.close()
-    name = "CoCoA+ " + ("SDM" if method == "sdm" else "LSE-SDCD")
+    name = "CoCoA+ " + {"sdm": "SDM", "sdcd": "LSE-SDCD", "gdmm": "GDMM"}[method]
     warn_if_unfinished(name, interrupted, not converged and passes >= max_iter, max_iter,
                        f"its stopping rule (tol={tol:.3g})")
     if not (interrupted or stopped_by_user):
@@ -508,9 +542,10 @@ def check_sharded_fit(est, data, kind, sample_weight):
         raise ValueError(f"{type(est).__name__} trains on {kind} data; the shards were loaded with kind={data.kind!r}")
     if sample_weight is not None:
         raise ValueError("sample_weight with sharded data: not supported (MulticlassSSVM's class_weight is)")
-    if est._solver_name not in ("sdm", "sdcd", "cutting-plane"):
-        raise ValueError(f"solver={est._solver_name!r} does not run on sharded data; use 'sdm', 'sdcd' or "
-                         f"'cutting-plane'")
+    solvers = ("sdm", "sdcd", "cutting-plane") + (("gdmm",) if kind == "sequence" else ())
+    if est._solver_name not in solvers:
+        raise ValueError(f"solver={est._solver_name!r} does not run on sharded {kind} data; use "
+                         + ", ".join(repr(s) for s in solvers))
 
 
 class ShardedStructure:

@@ -780,7 +780,13 @@ def fit_gdmm(structure, Cs, tol, max_iter, seed, verbose=0, callback=None, estim
     estimators' default) the relative gap (primal - dual) / primal must be <= gap_tol too (the
     dual -G(q) is the structural dual only at consistency, so the violation bound comes first);
     while it is not, tol is divided by 10. No warm start: a refit starts from alpha = 0. One
-    thread (n_jobs is not used)."""
+    thread (n_jobs is not used). Chains with joblib's dask backend active (or on ShardedData):
+    CoCoA+ over ChainGDMM on the cluster (distributed.fit_cocoa)."""
+    client = cluster_of(structure)
+    if client is not None:      # chains on a Dask cluster: CoCoA+ over GDMM (distributed.py)
+        from .distributed import fit_cocoa
+        return fit_cocoa(client, structure, Cs, "gdmm", tol, max_iter, seed, verbose, gap_tol, callback=callback,
+                         estimator=estimator, gdmm=(rho, eta, fmo_subsets))
     from ._kernels.chain import ChainStructure
     from ._kernels.gdmm import ChainGDMM, PairwiseGDMM
     from ._kernels.multilabel import PairwiseMultiLabelStructure

@@ -100,6 +100,41 @@ def test_cocoa_reaches_the_single_process_optimum(client, case):
     assert len(dist.objective_curve_) == len(dist.dual_curve_) >= 2      # one gap per round
 
 
+@pytest.mark.parametrize("fmo_subsets", [1, 2])
+def test_cocoa_over_gdmm_reaches_the_single_process_optimum(client, fmo_subsets):
+    X, y, lengths = random_chains(n_seq=50, K=5, seed=21)
+    ref = reference(ChainSSVM, (X, y, lengths), C=1.0)
+    kw = dict(C=1.0, solver="gdmm", fmo_subsets=fmo_subsets, max_iter=20000)
+    local = ChainSSVM(**kw).fit(X, y, lengths)
+    dist = on_cluster(ChainSSVM(**kw), X, y, lengths)
+    assert dist.converged_
+    for est in (local, dist):
+        assert ref.objective_ * (1 - 1e-6) <= est.objective_ <= ref.objective_ * 1.01
+    assert dist.dual_objective_ <= ref.objective_ * 1.001     # (GDMM's dual: up to its consistency violation)
+    # 1-strong convexity: 1/2 |w - w*|^2 <= P(w) - P* <= P(w) - D_ref
+    bound = np.sqrt(2 * (dist.objective_ - ref.dual_objective_)) + np.sqrt(2 * ref.gap_)
+    assert np.linalg.norm(dist._weight_vector() - ref._weight_vector()) <= bound
+
+
+def test_gdmm_set_weights_rebuilds_the_transition_multimaps():
+    from ssvmlinear._kernels.chain import ChainStructure
+    from ssvmlinear._kernels.dataset import CSRDataset
+    from ssvmlinear._kernels.gdmm import ChainGDMM
+    X, y, lengths = random_chains(n_seq=10, K=6, seed=22)
+    st = ChainStructure(CSRDataset(X, -1.0), y.astype(np.int32), lengths, 6, False, False)
+    g = ChainGDMM(st, np.ones(10), fmo_subsets=3, sublinear=True, seed=0)
+    g.run_pass()
+    rng = np.random.default_rng(0)
+    w = rng.standard_normal(st.n_weights)
+    w[st.n_weights - 36:][rng.random(36) < 0.5] = 0.0          # some transitions exactly 0
+    g.set_weights(w)
+    np.testing.assert_array_equal(g.coef, w)
+    assert g.multimap_consistent()
+    for i in range(10):
+        for t in range(lengths[i] - 1):
+            assert g.pair_fmo(i, t, True)[0] == pytest.approx(g.pair_fmo(i, t, False)[0], rel=1e-12, abs=1e-12)
+
+
 def test_cocoa_at_tight_tolerance_matches_sdm(client):
     X, y = random_multiclass(n=150, d=10, K=5, density=0.6, seed=7)
     ref = reference(MulticlassSSVM, (X, y), C=1.0)
@@ -248,14 +283,14 @@ def test_chains_train_on_shards_loaded_on_the_workers(client, tmp_path):
     data = load_svmlight_shards(client, path, 3, kind="sequence")
     np.testing.assert_array_equal(data.labels(), y)
     ref = reference(ChainSSVM, (X, y, lengths), C=1.0)
-    for solver, tol in (("sdm", None), ("cutting-plane", 0.001)):
+    for solver, tol in (("sdm", None), ("cutting-plane", 0.001), ("gdmm", None)):
         est = ChainSSVM(C=1.0, solver=solver, tol=tol, max_iter=10000).fit(data)
         assert ref.objective_ * (1 - 1e-6) <= est.objective_ <= ref.objective_ * 1.01
         assert est.dual_objective_ <= ref.objective_ * (1 + 1e-9)
         np.testing.assert_array_equal(est.predict(data), est.predict(X, lengths))
     with pytest.raises(ValueError, match="sequence"):
         MulticlassSSVM().fit(data)
-    with pytest.raises(ValueError, match="does not run on sharded data"):
+    with pytest.raises(ValueError, match="does not run on sharded"):
         ChainSSVM(solver="pegasos").fit(data)
     # multi-label files are read on the workers too (every row once, in order)
     X, Y = random_multilabel(n=70, d=6, K=4, seed=14)
