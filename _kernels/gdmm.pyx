@@ -963,6 +963,7 @@ cdef class PairwiseGDMM:
     cdef int[::1] mark
     cdef int stamp
     cdef public long long n_fmo_calls, n_activations
+    cdef public double sigma     # CoCoA+'s sigma' (as ChainGDMM.sigma)
 
     def __cinit__(self):
         self.ex = NULL
@@ -1015,6 +1016,7 @@ cdef class PairwiseGDMM:
         self.stamp = 0
         self.n_fmo_calls = 0
         self.n_activations = 0
+        self.sigma = 1.0
         self.ex = <Example *> calloc(max(self.n, 1), sizeof(Example))
         if self.ex == NULL:
             raise MemoryError("GDMM factor duals")
@@ -1164,7 +1166,7 @@ cdef class PairwiseGDMM:
                 n_exp += 1
         g = (row_dot(r, &self.w[0], K, a) + self._implicit_score(i, a) + lw * (1.0 - 2.0 * y[a])
              - 2.0 * self.rho * msum)
-        h = c * c * (self.X.sqnorm(i) + 2.0 * (self.deg[a] - n_exp) + 2.0 * self.rho * n_exp)
+        h = c * c * (self.sigma * (self.X.sqnorm(i) + 2.0 * (self.deg[a] - n_exp)) + 2.0 * self.rho * n_exp)
         gap = c * g * ((1.0 if g > 0.0 else 0.0) - mu)
         if h <= 0.0:
             return gap
@@ -1177,6 +1179,7 @@ cdef class PairwiseGDMM:
         if delta == 0.0:
             return gap
         x.mu[j] = mnew
+        delta *= self.sigma                  # (w's change; mu moved by the unscaled step)
         row_axpy(r, -c * delta, &self.w[0], K, a)
         self._shift_D(a, -c * delta)
         for ja in range(x.n_act):            # explicit partners keep their tables
@@ -1243,7 +1246,7 @@ cdef class PairwiseGDMM:
             db = d[1] + d[3]
             if num <= 0.0 or dd <= 1e-300:
                 break
-            gamma = num / (c * c * (dd + 2.0 * self.rho * (da * da + db * db)))
+            gamma = num / (c * c * (self.sigma * dd + 2.0 * self.rho * (da * da + db * db)))
             drop = away and gamma >= gmax
             if gamma > gmax:
                 gamma = gmax
@@ -1252,7 +1255,7 @@ cdef class PairwiseGDMM:
                     rec.q[s] += gamma * d[s]
                     if rec.q[s] < 1e-15:
                         rec.q[s] = 0.0
-                    self._add_X(rec.e, a, b, s, -c * gamma * d[s])
+                    self._add_X(rec.e, a, b, s, -c * gamma * self.sigma * d[s])
             renormalize(rec.q, 4)
             if not drop:
                 break
@@ -1351,6 +1354,29 @@ cdef class PairwiseGDMM:
         w = np.asarray(self.w)
         w[off:off + 4 * self.E] = T.ravel()
         return w
+
+    def set_weights(self, const double[::1] w):
+        """w = the given weights (CoCoA+: each round's global w): the unary block copied, the
+        pair tables written as the corrections X over the current shares D (RX recomputed)."""
+        cdef Py_ssize_t j, e, off = self.st.pair_off
+        cdef int a, b
+        if w.shape[0] != self.w.shape[0]:
+            raise ValueError(f"set_weights: {w.shape[0]} weights, expected {self.w.shape[0]}")
+        for j in range(off):
+            self.w[j] = w[j]
+        for j in range(self.K):
+            self.RX[j] = 0.0
+        for e in range(self.E):
+            a = self.ea[e]
+            b = self.eb[e]
+            self.Xt[4 * e] = w[off + 4 * e] + self.D[a] + self.D[b]
+            self.Xt[4 * e + 1] = w[off + 4 * e + 1] - self.D[b]
+            self.Xt[4 * e + 2] = w[off + 4 * e + 2] - self.D[a]
+            self.Xt[4 * e + 3] = w[off + 4 * e + 3]
+            self.RX[a] += self.Xt[4 * e + 2] - self.Xt[4 * e]
+            self.RX[b] += self.Xt[4 * e + 1] - self.Xt[4 * e]
+        for j in range(off, self.w.shape[0]):
+            self.w[j] = w[j]
 
     def dual(self):
         """-G = sum_i C_i sum_k delta_k . q_k - 1/2 ||w||^2 (the structural dual at consistency)."""

@@ -22,8 +22,8 @@ The switch is joblib's: with a `distributed.Client` connected and
 
 Data parsed on the workers: load_svmlight_shards(client, path, n_shards) -> ShardedData (each
 worker parses its byte range and keeps its CSR; nothing but sizes and classes reach the client);
-MulticlassSSVM's, ChainSSVM's and MultiLabelSSVM's fit and predict take it. GDMM on chains runs
-CoCoA+ too. Not yet: CoCoA+ for GDMM on pairwise multi-label, warm starts kept on the cluster.
+MulticlassSSVM's, ChainSSVM's and MultiLabelSSVM's fit and predict take it. GDMM (chains,
+pairwise multi-label) runs CoCoA+ too. Not yet: warm starts kept on the cluster.
 """
 import os
 import time
@@ -248,9 +248,9 @@ class ClusterOneSlackOracle:
 # ---------------------------------------------------------------------------- CoCoA+
 
 class DualShard:
-    """A shard's dual variables and our solver on them (SDM, LSE-SDCD or GDMM on chains), on a
-    worker, for CoCoA+. gdmm: (rho, eta, fmo_subsets) of fit_gdmm (numbers: a dask task's
-    strings may be read as keys)."""
+    """A shard's dual variables and our solver on them (SDM, LSE-SDCD or GDMM on chains or
+    pairwise multi-label), on a worker, for CoCoA+. gdmm: (rho, eta, fmo_subsets) of fit_gdmm
+    (numbers: a dask task's strings may be read as keys)."""
 
     def __init__(self, structure, Cs, method, seed, sigma, exact_violators=False, gdmm=None):
         from ._kernels.sdm import SDMSolver
@@ -260,13 +260,18 @@ class DualShard:
             self.solver = SDMSolver(structure, Cs, seed)
         elif method == "gdmm":
             from ._kernels.chain import ChainStructure
-            from ._kernels.gdmm import ChainGDMM
-            if not isinstance(structure, ChainStructure):
-                raise ValueError("CoCoA+ over GDMM trains chains (ChainSSVM) in this version; pairwise "
-                                 "multi-label models train with GDMM in one process")
+            from ._kernels.gdmm import ChainGDMM, PairwiseGDMM
+            from ._kernels.multilabel import PairwiseMultiLabelStructure
             rho, eta, nu = gdmm
-            self.solver = ChainGDMM(structure, Cs, rho=float(rho), eta=float(eta), fmo_subsets=int(nu),
-                                    sublinear=int(nu) > 1, seed=seed)
+            if isinstance(structure, ChainStructure):
+                self.solver = ChainGDMM(structure, Cs, rho=float(rho), eta=float(eta), fmo_subsets=int(nu),
+                                        sublinear=int(nu) > 1, seed=seed)
+            elif isinstance(structure, PairwiseMultiLabelStructure):
+                self.solver = PairwiseGDMM(structure, Cs, rho=float(rho), eta=float(eta), fmo_subsets=int(nu),
+                                           seed=seed)
+            else:
+                raise ValueError("solver='gdmm' trains chains (ChainSSVM) and pairwise multi-label models "
+                                 "(MultiLabelSSVM with edges)")
         else:
             self.solver = SDCDSolver(structure, Cs, seed, exact_violators)
         self.solver.sigma = float(sigma)
@@ -288,6 +293,7 @@ class DualShard:
             slack = s.primal() - ww if evaluate else np.nan
             calls = s.n_fmo_calls
             rule = s.run_pass()
+            u = s.coef                       # (pairwise multi-label: the tables written now)
             np.subtract(u, w, out=self.dw)
             self.dw /= s.sigma
             return self.dw, slack, lin, rule, 1, s.n_fmo_calls - calls
@@ -322,7 +328,8 @@ class DualShard:
 def fit_cocoa(client, structure, Cs, method, tol, max_iter, seed, verbose=0, gap_tol=None,
               exact_violators=False, kappa2=5, n_shards=None, callback=None, estimator=None, gdmm=None):
     """CoCoA+ (adding, sigma' = K shards) over SDM (`method="sdm"`), LSE-SDCD ("sdcd") or GDMM on
-    chains ("gdmm"; gdmm: (rho, eta, fmo_subsets)) with the shards on the cluster of `client`.
+    chains or pairwise multi-label ("gdmm"; gdmm: (rho, eta, fmo_subsets)) with the shards on the
+    cluster of `client`.
     One round: every shard measures its part of the duality gap at the round's w, runs a type-I
     pass and type-II passes of the solver on its local subproblem (GDMM: one pass of factor
     steps, each with its curvature's w part and its update of w scaled by sigma', and the
@@ -542,7 +549,7 @@ def check_sharded_fit(est, data, kind, sample_weight):
         raise ValueError(f"{type(est).__name__} trains on {kind} data; the shards were loaded with kind={data.kind!r}")
     if sample_weight is not None:
         raise ValueError("sample_weight with sharded data: not supported (MulticlassSSVM's class_weight is)")
-    solvers = ("sdm", "sdcd", "cutting-plane") + (("gdmm",) if kind == "sequence" else ())
+    solvers = ("sdm", "sdcd", "cutting-plane") + (("gdmm",) if kind in ("sequence", "multilabel") else ())
     if est._solver_name not in solvers:
         raise ValueError(f"solver={est._solver_name!r} does not run on sharded {kind} data; use "
                          + ", ".join(repr(s) for s in solvers))

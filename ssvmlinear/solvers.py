@@ -780,8 +780,8 @@ def fit_gdmm(structure, Cs, tol, max_iter, seed, verbose=0, callback=None, estim
     estimators' default) the relative gap (primal - dual) / primal must be <= gap_tol too (the
     dual -G(q) is the structural dual only at consistency, so the violation bound comes first);
     while it is not, tol is divided by 10. No warm start: a refit starts from alpha = 0. One
-    thread (n_jobs is not used). Chains with joblib's dask backend active (or on ShardedData):
-    CoCoA+ over ChainGDMM on the cluster (distributed.fit_cocoa)."""
+    thread (n_jobs is not used). With joblib's dask backend active (or on ShardedData): CoCoA+
+    over GDMM on the cluster (distributed.fit_cocoa)."""
     client = cluster_of(structure)
     if client is not None:      # chains on a Dask cluster: CoCoA+ over GDMM (distributed.py)
         from .distributed import fit_cocoa

@@ -116,6 +116,36 @@ def test_cocoa_over_gdmm_reaches_the_single_process_optimum(client, fmo_subsets)
     assert np.linalg.norm(dist._weight_vector() - ref._weight_vector()) <= bound
 
 
+@pytest.mark.parametrize("edges", ["chow-liu", "full"])
+def test_cocoa_over_gdmm_on_pairwise_multilabel_reaches_the_single_process_optimum(client, edges):
+    X, Y = random_multilabel(n=80, d=6, K=4, seed=23)
+    ref = reference(MultiLabelSSVM, (X, Y), C=1.0, edges=edges)
+    kw = dict(C=1.0, solver="gdmm", edges=edges, max_iter=20000)
+    dist = on_cluster(MultiLabelSSVM(**kw), X, Y)
+    assert dist.converged_
+    assert ref.objective_ * (1 - 1e-6) <= dist.objective_ <= ref.objective_ * 1.01
+    assert dist.dual_objective_ <= ref.objective_ * 1.001
+    bound = np.sqrt(2 * (dist.objective_ - ref.dual_objective_)) + np.sqrt(2 * ref.gap_)
+    assert np.linalg.norm(dist._weight_vector() - ref._weight_vector()) <= bound
+
+
+def test_pairwise_gdmm_set_weights_writes_the_tables():
+    from ssvmlinear._kernels.dataset import CSRDataset
+    from ssvmlinear._kernels.gdmm import PairwiseGDMM
+    from ssvmlinear._kernels.multilabel import PairwiseMultiLabelStructure
+    X, Y = random_multilabel(n=30, d=5, K=4, seed=24)
+    edges = np.array([[0, 1], [1, 2], [1, 3]])
+    st = PairwiseMultiLabelStructure(CSRDataset(X, -1.0), sp.csr_matrix(Y).astype(np.int32), edges, False)
+    g = PairwiseGDMM(st, np.ones(30), seed=0)
+    g.run_pass()
+    w = np.random.default_rng(1).standard_normal(st.n_weights)
+    g.set_weights(w)
+    np.testing.assert_allclose(g.coef, w, rtol=0, atol=1e-12)
+    before = g.dual() + 0.5 * w @ w                 # the linear term: unchanged by set_weights
+    g.set_weights(w)
+    assert g.dual() + 0.5 * w @ w == pytest.approx(before)
+
+
 def test_gdmm_set_weights_rebuilds_the_transition_multimaps():
     from ssvmlinear._kernels.chain import ChainStructure
     from ssvmlinear._kernels.dataset import CSRDataset
