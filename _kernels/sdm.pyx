@@ -338,16 +338,28 @@ cdef class SDMSolver(DualSolver):
         return s
 
     def set_state(self, state, Cs=None):
-        """As DualSolver.set_state; an example whose old C was 0 starts at alpha_i(y_i) = C_i
-        (SDM needs sum_y alpha_i(y) = C_i)."""
+        """Restore a dual state for new C_i (SDM needs sum_y alpha_i(y) = C_i): where C_i grew,
+        the alphas are kept and the extra mass goes to alpha_i(y_i) (dphi_i(y_i) = 0, so w stays
+        the previous optimum: scaling by C_new / C_old would multiply w, far past the new optimum
+        at large C); where it shrank, the alphas are scaled by C_new / C_old (DualSolver's rule)."""
         cdef Py_ssize_t i
         cdef int j
         old = np.asarray(state["Cs"], dtype=np.float64)
-        DualSolver.set_state(self, state, Cs)
+        if old.shape[0] != self.n:
+            raise ValueError("warm start: the number of examples changed")
+        if Cs is not None:
+            self.Cs = np.ascontiguousarray(Cs, dtype=np.float64).copy()
+        new = np.asarray(self.Cs)
+        grow = new >= old
+        scale = np.where(grow, 1.0, np.divide(new, old, out=np.zeros(self.n), where=old > 0))
+        self.ws.set_state(state, np.ascontiguousarray(scale))
+        self.rng_state = state.get("rng_state", self.rng_state)
         for i in range(self.n):
-            if old[i] <= 0 and self.Cs[i] > 0:
+            if self.Cs[i] > 0 and grow[i] and self.Cs[i] != old[i]:
                 j = self.ws.find(i, self.st.true_label(i))
                 if j < 0:
                     j = self.ws.add(i, self.st.true_label(i), 0.0)
-                self.ws.alpha(i)[j] = self.Cs[i]
+                    if j < 0:
+                        raise MemoryError()
+                self.ws.alpha(i)[j] += self.Cs[i] - max(old[i], 0.0)
         self.recompute_w()

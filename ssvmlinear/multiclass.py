@@ -75,8 +75,10 @@ class MulticlassSSVM(ClassifierMixin, StructuredSSVM):
     random_state : int, numpy Generator/RandomState or None (seed 0): the order of the passes.
     verbose : int. Progress lines from Python; with verbose >= 2 the primal objective of every outer
         iteration is computed too (objective_curve_; NaN entries otherwise).
-    warm_start : bool. Reuse the dual solution of the previous fit on the same data (a change of C
-        rescales it, which keeps it feasible: cheap C paths).
+    warm_start : bool. Reuse the dual solution of the previous fit on the same data, kept
+        feasible for a new C (cheap C paths): SDM puts a larger C's extra mass on the true labels,
+        so w starts at the previous optimum, and scales the dual for a smaller C; the other dual
+        solvers scale it.
     callback : callable(estimator) -> bool or None, called after every outer iteration; returning
         False stops training. ``estimator.coef_`` is not updated during training.
     oracle_batch : int >= 1, default 1. SDM only: its oracle passes make the loss-augmented

@@ -141,3 +141,27 @@ def test_accelerated_sdm_at_large_C_reaches_the_op1_optimum(seed):
     np.testing.assert_allclose(tight.w, ref_w, atol=1e-3 * np.linalg.norm(ref_w))
     plain = fit_sdm(st, Cs, 1e-10, 100000, seed)         # an explicit tol: the plain method
     assert plain.dual == pytest.approx(ref_dual, rel=1e-6)
+
+
+def test_sdm_warm_start_keeps_w_when_C_grows_and_scales_it_when_C_shrinks():
+    """A larger C puts the extra mass on alpha_i(y_i) (dphi = 0: w stays the previous optimum); a
+    smaller C scales the alphas (w scales); sum_y alpha_i(y) = C_i either way."""
+    from ssvmlinear._kernels.sdm import SDMSolver
+    st, D, y, lengths, _ = random_chain_problem(3, n_seq=6, max_T=4, K=3)
+    n = len(lengths)
+    res = fit_sdm(st, np.full(n, 1.0), 1e-6, 10000, 0, keep_state=True)
+    state = res.state
+    up = np.linspace(2.0, 5.0, n)
+    s = SDMSolver(st, up, 0)
+    s.set_state(state, up)
+    np.testing.assert_allclose(s.coef, res.w, rtol=0, atol=1e-12)
+    sizes = s.working_set_sizes()
+    sums = np.add.reduceat(s.get_state()["alpha"], np.r_[0, np.cumsum(sizes)[:-1]])
+    np.testing.assert_allclose(sums, up, rtol=1e-12)
+    s = SDMSolver(st, np.full(n, 0.25), 0)
+    s.set_state(state, np.full(n, 0.25))
+    np.testing.assert_allclose(s.coef, 0.25 * res.w, rtol=1e-12, atol=1e-12)
+    # and the warm fit at the larger C reaches the cold optimum
+    warm = fit_sdm(st, up, 1e-8, 100000, 0, state=state)
+    cold = fit_sdm(st, up, 1e-8, 100000, 0)
+    assert warm.dual == pytest.approx(cold.dual, rel=1e-6)

@@ -131,8 +131,12 @@ def test_kernel_dual_state_roundtrip_and_C_rescaling():
     np.testing.assert_allclose(s2.coef, s.coef, atol=1e-12)
     assert s2.dual() == pytest.approx(s.dual(), rel=1e-12)
     s3 = SDMSolver(st, np.full(60, 1.0), 7)
-    s3.set_state(state, np.full(60, 1.0))  # doubling C doubles alpha, hence w
-    np.testing.assert_allclose(s3.coef, 2 * s.coef, atol=1e-12)
+    s3.set_state(state, np.full(60, 1.0))  # doubling C: the extra mass on the true labels, w kept
+    np.testing.assert_allclose(s3.coef, s.coef, atol=1e-12)
+    assert s3.dual() == pytest.approx(s.dual(), rel=1e-12)   # (the true labels' loss is 0)
+    s4 = SDMSolver(st, np.full(60, 0.25), 7)
+    s4.set_state(state, np.full(60, 0.25))  # halving C halves alpha, hence w
+    np.testing.assert_allclose(s4.coef, 0.5 * s.coef, atol=1e-12)
 
 
 def test_ocr_letters_accuracy(ocr_letters):
