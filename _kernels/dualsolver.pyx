@@ -55,10 +55,13 @@ cdef class DualSolver:
             raise ValueError("warm start: the number of examples changed")
         if Cs is not None:
             self.Cs = np.ascontiguousarray(Cs, dtype=np.float64).copy()
-        scale = np.divide(np.asarray(self.Cs), old, out=np.zeros(self.n), where=old > 0)
-        self.ws.set_state(state, scale)
+        self.ws.set_state(state, np.ascontiguousarray(self.warm_scale(old)))
         self.rng_state = state.get("rng_state", self.rng_state)
         self.recompute_w()
+
+    def warm_scale(self, old):
+        """Per example, the factor on the restored alphas for C_old -> C_i: C_i / C_old."""
+        return np.divide(np.asarray(self.Cs), old, out=np.zeros(self.n), where=old > 0)
 
     def recompute_w(self):
         self.w[:] = 0.0

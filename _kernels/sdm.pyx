@@ -337,29 +337,24 @@ cdef class SDMSolver(DualSolver):
                         s += self.Cs[i] * v
         return s
 
+    def warm_scale(self, old):
+        """1 where C_i grew (the alphas kept), C_i / C_old where it shrank (DualSolver's rule)."""
+        return np.where(np.asarray(self.Cs) >= old, 1.0, DualSolver.warm_scale(self, old))
+
     def set_state(self, state, Cs=None):
         """Restore a dual state for new C_i (SDM needs sum_y alpha_i(y) = C_i): where C_i grew,
-        the alphas are kept and the extra mass goes to alpha_i(y_i) (dphi_i(y_i) = 0, so w stays
-        the previous optimum: scaling by C_new / C_old would multiply w, far past the new optimum
-        at large C); where it shrank, the alphas are scaled by C_new / C_old (DualSolver's rule)."""
+        the alphas are kept (warm_scale) and the extra mass goes to alpha_i(y_i) (dphi_i(y_i) = 0,
+        so w stays the previous optimum: scaling by C_new / C_old would multiply w, far past the
+        new optimum at large C); where it shrank, the alphas are scaled by C_new / C_old."""
         cdef Py_ssize_t i
         cdef int j
         old = np.asarray(state["Cs"], dtype=np.float64)
-        if old.shape[0] != self.n:
-            raise ValueError("warm start: the number of examples changed")
-        if Cs is not None:
-            self.Cs = np.ascontiguousarray(Cs, dtype=np.float64).copy()
-        new = np.asarray(self.Cs)
-        grow = new >= old
-        scale = np.where(grow, 1.0, np.divide(new, old, out=np.zeros(self.n), where=old > 0))
-        self.ws.set_state(state, np.ascontiguousarray(scale))
-        self.rng_state = state.get("rng_state", self.rng_state)
+        DualSolver.set_state(self, state, Cs)
         for i in range(self.n):
-            if self.Cs[i] > 0 and grow[i] and self.Cs[i] != old[i]:
+            if self.Cs[i] > 0 and self.Cs[i] > old[i]:     # (w unchanged: dphi_i(y_i) = 0)
                 j = self.ws.find(i, self.st.true_label(i))
                 if j < 0:
                     j = self.ws.add(i, self.st.true_label(i), 0.0)
                     if j < 0:
                         raise MemoryError()
                 self.ws.alpha(i)[j] += self.Cs[i] - max(old[i], 0.0)
-        self.recompute_w()

@@ -141,8 +141,9 @@ def fit_sdm(structure, Cs, tol, max_iter, seed, verbose=0, callback=None, estima
     callback or monitor_primal asks for it (NaN otherwise); the dual curve after every pass.
 
     Large C: a default fit (gap_tol set) whose catalyst_kappa is > 0 runs accelerated SDM
-    (Catalyst, see CATALYST_SCALE): CATALYST_CYCLES outer iterations of SDM per centre, the true
-    duality gap (dual at alpha, primal at the iterate: one oracle pass) after each centre, and the
+    (Catalyst, see CATALYST_SCALE and _sdm_catalyst): SDM outer iterations per centre until the
+    inner problem's gap is CATALYST_INNER of the last centre's, the true duality gap (dual at
+    alpha, primal at the iterate) after each centre, and the
     fit stops on the relative gap <= gap_tol alone (the inner problems' KKT violations are not the
     original problem's); objective_curve_ and dual_curve_ hold one entry per centre. It keeps two
     more vectors of the weight dimension. An explicit tol runs the plain method and its KKT rule.
@@ -287,12 +288,10 @@ def _sdm_catalyst(solver, kappa, inner_tol, batch, max_iter, gap_tol, primal_cur
                 cycles += 1
                 ww = float(np.dot(w, w))
                 slack = solver.slack_sum()
-                d = w - center
-                # inner primal 1/2|w|^2 + kappa/2 |w - c|^2 + slack; inner dual
+                # inner primal 1/2|w|^2 + kappa/2 |w - c|^2 + slack minus the inner dual
                 # L - (1 + kappa)/2 |w|^2 + kappa/2 |c|^2, L = solver.dual() + 1/2 |w|^2
-                inner_gap = (0.5 * ww + 0.5 * kappa * float(np.dot(d, d)) + slack + 0.5 * kappa * ww
-                             - solver.dual() - 0.5 * kappa * float(np.dot(center, center)))
-                del d
+                # (no temporary of the weight dimension)
+                inner_gap = (0.5 + kappa) * ww - kappa * float(np.dot(w, center)) + slack - solver.dual()
                 if inner_gap <= CATALYST_INNER * gap:
                     break
                 if cycles >= CATALYST_CYCLES:
@@ -783,7 +782,7 @@ def fit_gdmm(structure, Cs, tol, max_iter, seed, verbose=0, callback=None, estim
     thread (n_jobs is not used). With joblib's dask backend active (or on ShardedData): CoCoA+
     over GDMM on the cluster (distributed.fit_cocoa)."""
     client = cluster_of(structure)
-    if client is not None:      # chains on a Dask cluster: CoCoA+ over GDMM (distributed.py)
+    if client is not None:      # on a Dask cluster: CoCoA+ over GDMM (distributed.py)
         from .distributed import fit_cocoa
         return fit_cocoa(client, structure, Cs, "gdmm", tol, max_iter, seed, verbose, gap_tol, callback=callback,
                          estimator=estimator, gdmm=(rho, eta, fmo_subsets))
