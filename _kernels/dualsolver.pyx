@@ -9,7 +9,7 @@ from ssvmlinear._kernels.labels cimport WorkingSets
 cdef class DualSolver:
     """Starts at alpha_i(y_i) = C_i, V_i = {y_i} (w = 0), as both SDM and Alg. 2 do."""
 
-    def __init__(self, Structure structure, Cs, unsigned long long seed=0):
+    def __init__(self, Structure structure, Cs, unsigned long long seed=0, bint with_aux=False):
         cdef Py_ssize_t i
         self.st = structure
         structure.prepare_gram()
@@ -24,7 +24,7 @@ cdef class DualSolver:
         self.rng_state = seed
         self.n_oracle_calls = 0
         self.sigma = 1.0
-        self.ws = WorkingSets(structure)
+        self.ws = WorkingSets(structure, with_aux)
         for i in range(self.n):
             if self.ws.add(i, structure.true_label(i), 0.0) < 0:
                 raise MemoryError()
@@ -62,6 +62,13 @@ cdef class DualSolver:
     def warm_scale(self, old):
         """Per example, the factor on the restored alphas for C_old -> C_i: C_i / C_old."""
         return np.divide(np.asarray(self.Cs), old, out=np.zeros(self.n), where=old > 0)
+
+    def release(self):
+        """Free the per-example state at the end of a fit: afterwards only coef is valid (it is a
+        view of the solver's weights, which the fitted estimator keeps)."""
+        self.ws = None
+        self.order = None
+        self.Cs = None
 
     def recompute_w(self):
         self.w[:] = 0.0

@@ -21,7 +21,7 @@ cdef class LabelStore:
     cdef readonly tuple col_names
     cdef int *size
     cdef int *cap
-    cdef int *ring                    # bounded stores: the slot the next append replaces
+    cdef int *ring                    # bounded stores only (max_size > 0): the slot the next append replaces
     cdef Py_ssize_t *label_ints       # ints reserved for labels in the block (a multiple of 2)
     cdef double **block               # per example: labels | columns | Gram
     cdef double[::1] work_arr         # scratch for gram_row
@@ -52,8 +52,8 @@ cdef class LabelStore:
 
 
 cdef class WorkingSets(LabelStore):
-    # The dual solvers' working sets V_i: alpha, task loss and a value the solver may keep per
-    # member (aux); the Gram matrix unless the structure's gram() is cheap (cheap_gram: solvers
+    # The dual solvers' working sets V_i: alpha, task loss and, for a solver that asks (with_aux),
+    # a value it keeps per member (aux); the Gram matrix unless the structure's gram() is cheap (cheap_gram: solvers
     # then compute the rows they need).
     cdef inline double* alpha(self, Py_ssize_t i) noexcept nogil:
         return self.col(i, 0)

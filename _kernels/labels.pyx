@@ -7,8 +7,13 @@ from libc.string cimport memcpy
 
 from ssvmlinear._kernels.structure cimport Structure
 
+cdef extern from "memory_compat.h" nogil:
+    void ssvm_release_free_memory()
+
 # A store this large for one example means something else is wrong: report out of memory.
 cdef int MAX_LABELS = 1000000
+# Freeing a store of at least this many examples hands the heap's free pages back to the system.
+cdef Py_ssize_t TRIM_EXAMPLES = 4096
 
 
 cdef class LabelStore:
@@ -35,7 +40,8 @@ cdef class LabelStore:
         self.work = &self.work_arr[0]
         self.size = <int *> calloc(m, sizeof(int))
         self.cap = <int *> calloc(m, sizeof(int))
-        self.ring = <int *> calloc(m, sizeof(int))
+        # only a bounded store keeps ring positions (one int per example saved otherwise)
+        self.ring = <int *> calloc(m if self.max_size > 0 else 1, sizeof(int))
         self.label_ints = <Py_ssize_t *> calloc(m, sizeof(Py_ssize_t))
         self.block = <double **> calloc(m, sizeof(double *))
         if not (self.size and self.cap and self.ring and self.label_ints and self.block):
@@ -52,6 +58,8 @@ cdef class LabelStore:
         free(self.ring)
         free(self.label_ints)
         free(self.block)
+        if self.n >= TRIM_EXAMPLES:
+            ssvm_release_free_memory()
 
     cdef int find(self, Py_ssize_t i, const int *y) noexcept nogil:
         cdef Py_ssize_t L = self.st.label_len(i)
@@ -141,12 +149,18 @@ cdef class LabelStore:
                         jj += 1
             kk += 1
         self.size[i] = <int> kk
-        self.ring[i] = 0
+        if self.max_size > 0:
+            self.ring[i] = 0
 
     # ---------------------------------------------------------------- Python-level access
 
     def sizes(self):
-        return np.array([self.size[i] for i in range(self.n)], dtype=np.int64)
+        return np.array(<int[:self.n]> self.size, dtype=np.int64) if self.n else np.zeros(0, np.int64)
+
+    def _rings(self):
+        if self.max_size == 0 or self.n == 0:
+            return np.zeros(self.n, dtype=np.int64)
+        return np.array(<int[:self.n]> self.ring, dtype=np.int64)
 
     def get_state(self):
         """The lists as plain arrays (warm starts, pickling): sizes (n), labels (concatenated) and
@@ -164,7 +178,7 @@ cdef class LabelStore:
                 cols[c].append(np.array(<double[:self.size[i]]> self.col(i, c)))
         cat = lambda a, dt: np.concatenate(a).astype(dt) if a else np.zeros(0, dt)
         state = dict(sizes=self.sizes(), labels=cat(labels, np.int32),
-                     ring=np.array([self.ring[i] for i in range(self.n)], dtype=np.int64))
+                     ring=self._rings())
         for c in range(self.n_cols):
             state[self.col_names[c]] = cat(cols[c], np.float64)
         return state
@@ -182,7 +196,8 @@ cdef class LabelStore:
         for i in range(self.n):
             L = self.st.label_len(i)
             self.size[i] = 0
-            self.ring[i] = 0
+            if self.max_size > 0:
+                self.ring[i] = 0
             for k in range(<int> sizes[i]):
                 j = self.append(i, &lab[offsets[i] + k * L])
                 if j < 0:
@@ -190,7 +205,8 @@ cdef class LabelStore:
                 for c in range(self.n_cols):
                     if cols[c] is not None:
                         self.col(i, c)[j] = cols[c][pos + k]
-            self.ring[i] = <int> ring[i]
+            if self.max_size > 0:
+                self.ring[i] = <int> ring[i]
             pos += sizes[i]
 
     def state_offsets(self, state, what="state"):
@@ -213,8 +229,9 @@ cdef class LabelStore:
 cdef class WorkingSets(LabelStore):
     """Working sets of the dual solvers, initially empty; append() returns -1 when memory runs out."""
 
-    def __init__(self, Structure structure):
-        LabelStore.__init__(self, structure, ("alpha", "loss", "aux"), 0, not structure.cheap_gram)
+    def __init__(self, Structure structure, bint with_aux=False):
+        LabelStore.__init__(self, structure, ("alpha", "loss", "aux") if with_aux else ("alpha", "loss"), 0,
+                            not structure.cheap_gram)
 
     def add_to_w(self, double[::1] w):
         """w += sum_i sum_k alpha_i(k) dphi_i(y_k)."""

@@ -47,7 +47,8 @@ cdef class SDCDSolver(DualSolver):
     cdef int[::1] glabels      # their labels, back to back, when some members are skipped
 
     def __init__(self, Structure structure, Cs, unsigned long long seed=0, bint exact_violators=True):
-        DualSolver.__init__(self, structure, Cs, seed)   # Alg. 2 line 2: V_i = {y_i}, alpha_i(y_i) = C
+        # Alg. 2 line 2: V_i = {y_i}, alpha_i(y_i) = C; aux keeps each member's H at its last visit
+        DualSolver.__init__(self, structure, Cs, seed, True)
         self._grow_scratch(16)
         self.settled = np.zeros(max(self.n, 1), dtype=np.int8)
         self.n_kbest_calls = 0
@@ -56,6 +57,10 @@ cdef class SDCDSolver(DualSolver):
         self.kwork = np.zeros(1)
         self.klabels = np.zeros(1, dtype=np.int32)
         self.kvalues = np.zeros(1)
+
+    def release(self):
+        DualSolver.release(self)
+        self.settled = None
 
     cdef double _visit(self, Py_ssize_t i, bint use_oracle) noexcept nogil:
         """Coordinate steps on V_i; returns sum of squared alpha changes divided by C_i (-1 on OOM)."""

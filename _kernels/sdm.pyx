@@ -111,6 +111,10 @@ cdef class SDMSolver(DualSolver):
         if self._ensure_scratch(8) < 0:
             raise MemoryError()
 
+    def release(self):
+        DualSolver.release(self)
+        self.slack = None
+
     def __dealloc__(self):
         free(self.H)
         free(self.dalpha)

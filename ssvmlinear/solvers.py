@@ -239,13 +239,15 @@ def fit_sdm(structure, Cs, tol, max_iter, seed, verbose=0, callback=None, estima
     dual = dual_curve[-1] if accelerated else solver.dual()
     if not (interrupted or stopped_by_user):
         warn_if_gap_large("SDM", primal, dual)
-    return FitResult(w=solver.coef, primal=primal, dual=dual, gap=primal - dual, n_iter=passes,
-                     n_outer=outer, converged=converged, n_oracle_calls=solver.n_oracle_calls,
-                     oracle_seconds=solver.oracle_seconds,
-                     working_set_size=int(solver.working_set_sizes().sum()),
-                     objective_curve=np.array(primal_curve), dual_curve=np.array(dual_curve),
-                     timestamps=np.array(timestamps),
-                     state=solver.get_state() if keep_state else None)
+    result = FitResult(w=solver.coef, primal=primal, dual=dual, gap=primal - dual, n_iter=passes,
+                       n_outer=outer, converged=converged, n_oracle_calls=solver.n_oracle_calls,
+                       oracle_seconds=solver.oracle_seconds,
+                       working_set_size=int(solver.working_set_sizes().sum()),
+                       objective_curve=np.array(primal_curve), dual_curve=np.array(dual_curve),
+                       timestamps=np.array(timestamps),
+                       state=solver.get_state() if keep_state else None)
+    solver.release()   # the fitted estimator keeps the weights, not the working sets
+    return result
 
 
 def _sdm_catalyst(solver, kappa, inner_tol, batch, max_iter, gap_tol, primal_curve, dual_curve, timestamps, t0,
@@ -403,11 +405,13 @@ def fit_sdcd(structure, Cs, tol, max_iter, seed, verbose=0, callback=None, estim
         P = primal_of()
     if not (interrupted or stopped_by_user):
         warn_if_gap_large("LSE-SDCD", P, dual)
-    return FitResult(w=solver.coef, primal=P, dual=dual, gap=P - dual, n_iter=passes,
-                     n_outer=passes, converged=converged, n_oracle_calls=solver.n_oracle_calls,
-                     objective_curve=np.full(len(dual_curve), np.nan), dual_curve=np.array(dual_curve),
-                     timestamps=np.array(timestamps), working_set_size=int(solver.working_set_sizes().sum()),
-                     state=solver.get_state() if keep_state else None)
+    result = FitResult(w=solver.coef, primal=P, dual=dual, gap=P - dual, n_iter=passes,
+                       n_outer=passes, converged=converged, n_oracle_calls=solver.n_oracle_calls,
+                       objective_curve=np.full(len(dual_curve), np.nan), dual_curve=np.array(dual_curve),
+                       timestamps=np.array(timestamps), working_set_size=int(solver.working_set_sizes().sum()),
+                       state=solver.get_state() if keep_state else None)
+    solver.release()   # the fitted estimator keeps the weights, not the working sets
+    return result
 
 
 # The one-slack cutting plane splits every pass into this many fixed chunks of examples, whatever
@@ -709,11 +713,13 @@ def fit_bcfw(structure, Cs, tol, max_iter, seed, verbose=0, callback=None, estim
                        f"the block gaps fell to tol={r.tol:.3g} of the dual")
     if not (r.interrupted or r.stopped_by_user):
         warn_if_gap_large("BCFW", r.primal, r.dual)
-    return FitResult(w=solver.coef, primal=r.primal, dual=r.dual, gap=r.primal - r.dual, n_iter=r.passes,
-                     n_outer=r.passes, converged=r.converged, n_oracle_calls=solver.n_oracle_calls,
-                     working_set_size=int(solver.working_set_sizes().sum()),
-                     objective_curve=np.array(r.primal_curve), dual_curve=np.array(r.dual_curve),
-                     timestamps=np.array(r.timestamps), state=solver.get_state() if keep_state else None)
+    result = FitResult(w=solver.coef, primal=r.primal, dual=r.dual, gap=r.primal - r.dual, n_iter=r.passes,
+                       n_outer=r.passes, converged=r.converged, n_oracle_calls=solver.n_oracle_calls,
+                       working_set_size=int(solver.working_set_sizes().sum()),
+                       objective_curve=np.array(r.primal_curve), dual_curve=np.array(r.dual_curve),
+                       timestamps=np.array(r.timestamps), state=solver.get_state() if keep_state else None)
+    solver.release()   # the fitted estimator keeps the weights, not the working sets
+    return result
 
 
 def _run_gap_rule(solver, one_pass, tag, tol, max_iter, gap_tol, verbose, callback, estimator):

@@ -190,6 +190,21 @@ def test_arbitrary_labels_dense_float32_readonly_inputs_agree():
     assert a.score(X, names) == np.mean(a.predict(X) == names)
 
 
+def test_working_sets_hold_only_what_the_solver_uses_and_are_released():
+    from ssvmlinear._kernels.sdcd import SDCDSolver
+    X, y = random_multiclass(n=60, d=8, K=4, seed=2)
+    st = MulticlassStructure(CSRDataset(X, 1.0), y.astype(np.int32), 4)
+    s = SDMSolver(st, np.full(60, 0.5), 7)
+    assert s.ws.col_names == ("alpha", "loss")           # SDM keeps no aux column
+    assert SDCDSolver(st, np.full(60, 0.5), 7).ws.col_names == ("alpha", "loss", "aux")
+    for _ in range(3):
+        s.run_pass(True, 1e-3)
+    w = s.coef.copy()
+    s.release()                                           # the end of a fit: only w stays
+    assert s.ws is None
+    np.testing.assert_array_equal(s.coef, w)
+
+
 def test_determinism_and_pickle():
     X, y = random_multiclass(n=80, d=10, K=4, seed=5)
     a = MulticlassSSVM(random_state=3, tol=1e-3).fit(X, y)

@@ -1,0 +1,66 @@
+"""Peak RSS of `ssvm-train` on the planted multiclass problem of issue 18 against the size of
+what it must hold (CSR + weights), and how much of it is the Python runtime.
+
+Each command runs in a fresh subprocess; its peak RSS is the kernel's VmHWM of that process
+(/usr/bin/time's "Maximum resident set size"). The runtime row is a process that only imports
+what ssvm-train imports (numpy, scipy, scikit-learn -- and pandas, which scikit-learn imports
+when it is installed): a floor no change to our code moves.
+
+    python benchmarks/planted.py --n 800000 --out /tmp/p800k.svm
+    python benchmarks/memory.py /tmp/p800k.svm --C 0.1
+"""
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+
+
+def peak_rss_mb(cmd):
+    """(peak RSS in MB, seconds) of a subprocess, read from /proc while it runs."""
+    import time
+    t = time.perf_counter()
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    hwm = 0.0
+    status = f"/proc/{p.pid}/status"
+    while p.poll() is None:
+        try:
+            with open(status) as f:
+                for line in f:
+                    if line.startswith("VmHWM:"):
+                        hwm = max(hwm, int(line.split()[1]) / 1024)
+        except OSError:
+            pass
+        time.sleep(0.05)
+    err = p.stderr.read()
+    if p.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd)} failed ({p.returncode}): {err.strip()}")
+    return hwm, time.perf_counter() - t
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("file", help="svmlight file (benchmarks/planted.py --out)")
+    ap.add_argument("--C", type=float, default=0.1)
+    args = ap.parse_args()
+    py = sys.executable
+    # the sizes the run must hold: the CSR it parses and the weights it trains
+    probe = (f"from ssvmlinear.io import load_svmlight_file; X, y = load_svmlight_file({args.file!r}); "
+             "import numpy as np; print(X.data.nbytes + X.indices.nbytes + X.indptr.nbytes, X.shape[1], "
+             "np.unique(y).size)")
+    csr_bytes, d, K = map(int, subprocess.check_output([py, "-c", probe], text=True).split())
+    csr, weights = csr_bytes / 2**20, d * K * 8 / 2**20
+    runtime, _ = peak_rss_mb([py, "-c", "import ssvmlinear.cli, ssvmlinear.multiclass"])
+    with tempfile.TemporaryDirectory() as tmp:
+        train, secs = peak_rss_mb([py, "-m", "ssvmlinear.cli", "-q", "-c", str(args.C), args.file,
+                                   os.path.join(tmp, "model")])
+    base = csr + weights
+    print(f"{args.file}: CSR {csr:.0f} MB + weights {weights:.0f} MB ({d} features x {K} classes) = {base:.0f} MB")
+    print(f"{'run':34s} {'peak RSS MB':>11s} {'/ (CSR+w)':>9s} {'seconds':>8s}")
+    print(f"{'Python runtime (imports only)':34s} {runtime:11.0f} {runtime / base:9.2f}")
+    print(f"{'ssvm-train -c ' + str(args.C):34s} {train:11.0f} {train / base:9.2f} {secs:8.1f}")
+    print(f"{'ssvm-train minus the runtime':34s} {train - runtime:11.0f} {(train - runtime) / base:9.2f}")
+
+
+if __name__ == "__main__":
+    main()
