@@ -5,6 +5,32 @@ import numpy as np
 from ssvmlinear._kernels.dataset cimport CSRDataset, Row, row_dot, row_axpy, row_gemv
 from ssvmlinear._kernels.structure cimport Structure
 
+# margins of n of K labels read only their entries when GATHER_FACTOR * (n + 1) <= K
+cdef Py_ssize_t GATHER_FACTOR = 4
+
+
+cdef inline void row_gather(Row r, const double *w, Py_ssize_t K, int yi, const int *labels, int n,
+                            double *out) noexcept nogil:
+    """out[k] = x . (w_{labels[k]} - w_{yi}) in one sweep over the nonzeros."""
+    cdef Py_ssize_t p
+    cdef int k
+    cdef double xv, fyi = 0.0
+    cdef const double *wj
+    for k in range(n):
+        out[k] = 0.0
+    for p in range(r.nnz + (1 if r.bias != 0.0 else 0)):
+        if p < r.nnz:
+            xv = r.val[p]
+            wj = w + <Py_ssize_t> r.ind[p] * K
+        else:
+            xv = r.bias
+            wj = w + r.bias_col * K
+        fyi += xv * wj[yi]
+        for k in range(n):
+            out[k] += xv * wj[labels[k]]
+    for k in range(n):
+        out[k] = 0.0 if labels[k] == yi else out[k] - fyi
+
 
 cdef class MulticlassStructure(Structure):
     """Labels are class indices 0..K-1 (int32); weight k of feature j is w[j*K + k]."""
@@ -54,6 +80,11 @@ cdef class MulticlassStructure(Structure):
             for k in range(n):
                 out[k] = 0.0 if labels[k] == yi else row_dot(r, w, self.n_classes, labels[k]) - fyi
             return
+        if GATHER_FACTOR * (n + 1) <= self.n_classes:
+            # few labels of many: read their entries of each feature's row (one sweep over the
+            # nonzeros) rather than all K (when w is large, the rows' cache lines are the cost)
+            row_gather(r, w, self.n_classes, yi, labels, n, out)
+            return
         row_gemv(r, w, self.n_classes, work)
         for k in range(n):
             out[k] = work[labels[k]] - work[yi]
@@ -79,6 +110,31 @@ cdef class MulticlassStructure(Structure):
         m_out[0] = work[best] - work[yi]
         delta_out[0] = 0.0 if best == yi else 1.0
         return best_v - work[yi]
+
+    cdef int runners_up(self, Py_ssize_t i, double lam, const int *y_best, int k, int *labels_out,
+                        double *values_out, const double *work) noexcept nogil:
+        # from the oracle's K scores, in the oracle's order (value down, ties: lowest class
+        # first): each scan takes the best label after the previous one in that order
+        cdef Py_ssize_t c, K = self.n_classes
+        cdef int yi = self.y[i], r, best, got = 0, prev_c = -1
+        cdef double v, best_v = 0.0, prev_v = 0.0
+        for r in range(k):
+            best = -1
+            for c in range(K):
+                if c == y_best[0]:
+                    continue
+                v = work[c] if c == yi else work[c] + lam
+                if prev_c >= 0 and (v > prev_v or (v == prev_v and c <= prev_c)):
+                    continue    # taken before
+                if best < 0 or v > best_v:
+                    best, best_v = <int> c, v
+            if best < 0:
+                break
+            labels_out[got] = best
+            values_out[got] = best_v - work[yi]
+            got += 1
+            prev_c, prev_v = best, best_v
+        return got
 
     cdef int n_loss_levels(self, Py_ssize_t i) noexcept nogil:
         return 2
@@ -113,6 +169,35 @@ cdef class MulticlassStructure(Structure):
         cdef Row r = self.X.row(i)
         row_axpy(r, coef, w, self.n_classes, yi)
         row_axpy(r, -coef, w, self.n_classes, y[0])
+
+    cdef void update_many(self, double *w, Py_ssize_t i, const double *coefs, const int *labels, int n,
+                          double *work) noexcept nogil:
+        # one sweep over the nonzeros: each feature's row gets all of the example's changes, the
+        # true class's column their sum
+        cdef int k, yi = self.y[i]
+        cdef Py_ssize_t p, K = self.n_classes
+        cdef double total = 0.0, xv
+        cdef double *wj
+        cdef Row r = self.X.row(i)
+        for k in range(n):
+            if labels[k] != yi:
+                total += coefs[k]
+        if n == 1:
+            if labels[0] != yi and coefs[0] != 0.0:
+                row_axpy(r, coefs[0], w, K, yi)
+                row_axpy(r, -coefs[0], w, K, labels[0])
+            return
+        for p in range(r.nnz + (1 if r.bias != 0.0 else 0)):
+            if p < r.nnz:
+                xv = r.val[p]
+                wj = w + <Py_ssize_t> r.ind[p] * K
+            else:
+                xv = r.bias
+                wj = w + r.bias_col * K
+            wj[yi] += total * xv
+            for k in range(n):
+                if coefs[k] != 0.0 and labels[k] != yi:
+                    wj[labels[k]] -= coefs[k] * xv
 
     cdef Py_ssize_t workspace_size(self) noexcept nogil:
         return self.n_classes

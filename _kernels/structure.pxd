@@ -58,6 +58,12 @@ cdef class Structure:
     cdef void update_many(self, double *w, Py_ssize_t i, const double *coefs, const int *labels, int n,
                           double *work) noexcept nogil
     cdef Py_ssize_t workspace_size(self) noexcept nogil
+    # After oracle(w, i, lam, ...) answered y_best (`work` still holding what it left there, the
+    # same w): up to k other labels with the next largest m(y) + lam * Delta(y, y_i), best first,
+    # in labels_out (k x label_len) with those values; returns how many. Default 0: structures
+    # whose oracle's work does not list them cheaply (SDM then adds the oracle's answer alone).
+    cdef int runners_up(self, Py_ssize_t i, double lam, const int *y_best, int k, int *labels_out,
+                        double *values_out, const double *work) noexcept nogil
     # k-best: the (up to) k labels with the largest m(y) + lam * Delta(y, y_i), best first, in
     # labels_out (k x label_len) with those values; returns how many exist (<= k).
     cdef int kbest(self, const double *w, Py_ssize_t i, double lam, int k, int *labels_out,

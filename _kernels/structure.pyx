@@ -88,6 +88,10 @@ cdef class Structure:
     cdef Py_ssize_t workspace_size(self) noexcept nogil:
         return 0
 
+    cdef int runners_up(self, Py_ssize_t i, double lam, const int *y_best, int k, int *labels_out,
+                        double *values_out, const double *work) noexcept nogil:
+        return 0
+
     cdef int kbest(self, const double *w, Py_ssize_t i, double lam, int k, int *labels_out,
                    double *values_out, double *work) noexcept nogil:
         self.missing = 7
@@ -178,6 +182,21 @@ cdef class Structure:
             return None
         self.margins(&w[0], i, &yv[0], 1, &m, &wv[0], False)
         return y[:self.label_len(i)].copy(), m, self.loss(i, &yv[0])
+
+    def py_runners_up(self, const double[::1] w, Py_ssize_t i, double lam, int k):
+        """(the oracle's label, runners-up labels (n x L), their values m + lam * Delta)."""
+        import numpy as np
+        cdef Py_ssize_t L = self.label_len(i)
+        labels = np.zeros(max(k, 1) * L, dtype=np.int32)
+        values = np.zeros(max(k, 1))
+        best = np.zeros(max(L, 1), dtype=np.int32)
+        work = np.zeros(max(self.workspace_size(), 1))
+        cdef int[::1] lv = labels, bv = best
+        cdef double[::1] vv = values, wv = work
+        cdef double m, d
+        self.oracle(&w[0], i, lam, &bv[0], &m, &d, &wv[0])
+        cdef int got = self.runners_up(i, lam, &bv[0], k, &lv[0], &vv[0], &wv[0])
+        return best[:L].copy(), labels[:got * L].reshape(got, L), values[:got]
 
     def py_kbest(self, const double[::1] w, Py_ssize_t i, double lam, int k):
         """(labels (n x L), values) of the k best labels by m + lam * Delta."""

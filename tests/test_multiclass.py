@@ -59,6 +59,31 @@ def test_oracle_score_gram_update_match_brute_force(seed, bias):
             np.testing.assert_allclose(w2, w + 0.7 * (phis[y[i]] - phis[a]), atol=1e-14)
 
 
+@pytest.mark.parametrize("bias", [-1.0, 1.0])
+def test_margins_and_merged_updates_of_label_subsets_match_brute_force(bias):
+    # K = 20: subsets of 1-2 labels (row dots), 3-4 (one sweep gathering their entries), more (gemv)
+    K = 20
+    X, y = random_multiclass(n=K, d=30, K=K, seed=9)
+    st = MulticlassStructure(CSRDataset(X, bias), y.astype(np.int32), K)
+    D = dense_rows(X, bias)
+    rng = np.random.default_rng(1)
+    w = rng.standard_normal(st.n_weights)
+    for i in range(X.shape[0]):
+        phis = np.array([joint_feature(D[i], k, K) for k in range(K)])
+        f = phis @ w
+        for n in (1, 2, 3, 4, 7, K):
+            labels = rng.choice(K, size=n, replace=False).astype(np.int32)
+            if n > 2:
+                labels[0] = y[i]                  # the true label among them
+            np.testing.assert_allclose(st.py_margins(w, i, labels), f[labels] - f[y[i]], atol=1e-12)
+            coefs = rng.standard_normal(n)
+            coefs[n // 2] = 0.0
+            w2 = w.copy()
+            st.py_update_many(w2, i, coefs, labels)
+            expect = w + sum(c * (phis[y[i]] - phis[a]) for c, a in zip(coefs, labels))
+            np.testing.assert_allclose(w2, expect, atol=1e-12)
+
+
 def qp_primal_reference(X, y, K, Cs, bias):
     """Solve min 1/2||W||^2 + sum_i C_i xi_i s.t. xi_i >= Delta(k, y_i) + (w_k - w_{y_i}) x_i with SLSQP."""
     D = dense_rows(X, bias)
@@ -264,6 +289,24 @@ def test_predict_with_more_or_fewer_features_than_training():
     narrow = X[:, :4]
     expected = np.asarray(narrow @ est.coef_[:, :4].T) + est.intercept_
     np.testing.assert_allclose(est.decision_function(match_columns(narrow, 6)), expected)
+
+
+def test_multiclass_runners_up_follow_the_oracle_in_sorted_order():
+    rng = np.random.default_rng(3)
+    X, y = random_multiclass(n=10, d=5, K=6, seed=4)
+    st = MulticlassStructure(CSRDataset(X, -1.0), y.astype(np.int32), 6)
+    D = X.toarray()
+    for w in (rng.standard_normal(st.n_weights), np.round(rng.standard_normal(st.n_weights))):  # (ties)
+        for i in range(10):
+            f = np.array([w @ joint_feature(D[i], k, 6) for k in range(6)])
+            for lam in (0.0, 1.0):
+                vals = f - f[y[i]] + lam * (np.arange(6) != y[i])
+                order = np.lexsort((np.arange(6), -vals))     # value down, ties: lowest class
+                for k in (0, 2, 5, 9):
+                    best, labels, values = st.py_runners_up(w, i, lam, k)
+                    assert best[0] == order[0]
+                    assert list(labels[:, 0]) == list(order[1:1 + k])
+                    np.testing.assert_allclose(values, vals[order[1:1 + k]], atol=1e-12)
 
 
 def test_multiclass_kbest_matches_sort():
