@@ -3,14 +3,15 @@ what it must hold (CSR + weights), and how much of it is the Python runtime.
 
 Each command runs in a fresh subprocess; its peak RSS is the kernel's VmHWM of that process
 (/usr/bin/time's "Maximum resident set size"). The runtime row is a process that only imports
-what ssvm-train imports (numpy, scipy, scikit-learn -- and pandas, which scikit-learn imports
-when it is installed): a floor no change to our code moves.
+what ssvm-train imports (numpy, scipy, scikit-learn; not pandas, see ssvmlinear/__init__.py): a
+floor no change to our solvers moves.
 
     python benchmarks/planted.py --n 800000 --out /tmp/p800k.svm
     python benchmarks/memory.py /tmp/p800k.svm --C 0.1
 """
 import argparse
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -50,10 +51,11 @@ def main():
              "np.unique(y).size)")
     csr_bytes, d, K = map(int, subprocess.check_output([py, "-c", probe], text=True).split())
     csr, weights = csr_bytes / 2**20, d * K * 8 / 2**20
-    runtime, _ = peak_rss_mb([py, "-c", "import ssvmlinear.cli, ssvmlinear.multiclass"])
+    # what the ssvm-train command imports (as ssvm-train: without pandas), and the command
+    runtime, _ = peak_rss_mb([py, "-c", "import sys; sys.argv = ['ssvm-train']; import ssvmlinear.cli, ssvmlinear.multiclass"])
+    command = shutil.which("ssvm-train", path=os.path.dirname(sys.executable)) or "ssvm-train"
     with tempfile.TemporaryDirectory() as tmp:
-        train, secs = peak_rss_mb([py, "-m", "ssvmlinear.cli", "-q", "-c", str(args.C), args.file,
-                                   os.path.join(tmp, "model")])
+        train, secs = peak_rss_mb([command, "-q", "-c", str(args.C), args.file, os.path.join(tmp, "model")])
     base = csr + weights
     print(f"{args.file}: CSR {csr:.0f} MB + weights {weights:.0f} MB ({d} features x {K} classes) = {base:.0f} MB")
     print(f"{'run':34s} {'peak RSS MB':>11s} {'/ (CSR+w)':>9s} {'seconds':>8s}")
