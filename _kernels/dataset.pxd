@@ -42,6 +42,20 @@ cdef inline double row_dot(Row r, const double *w, Py_ssize_t stride, Py_ssize_t
     return s0 + s1
 
 
+cdef inline Py_ssize_t row_entries(Row r) noexcept nogil:
+    """Entries of the row, the bias (when there is one) counted last: see row_entry."""
+    return r.nnz + (1 if r.bias != 0.0 else 0)
+
+
+cdef inline double row_entry(Row r, Py_ssize_t p, Py_ssize_t stride, Py_ssize_t *block) noexcept nogil:
+    """Entry p < row_entries(r): its value, and in block the start of its weights (j * stride)."""
+    if p < r.nnz:
+        block[0] = <Py_ssize_t> r.ind[p] * stride
+        return r.val[p]
+    block[0] = r.bias_col * stride
+    return r.bias
+
+
 cdef inline void row_axpy(Row r, double a, double *w, Py_ssize_t stride, Py_ssize_t offset) noexcept nogil:
     """w[j*stride + offset] += a * x_j on the nonzeros of x."""
     cdef Py_ssize_t k

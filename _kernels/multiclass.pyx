@@ -2,7 +2,7 @@
 """Multiclass structure: one of K classes, phi(x, y) = x (x) e_y, 0/1 loss (Crammer-Singer)."""
 import numpy as np
 
-from ssvmlinear._kernels.dataset cimport CSRDataset, Row, row_dot, row_axpy, row_gemv
+from ssvmlinear._kernels.dataset cimport CSRDataset, Row, row_dot, row_axpy, row_gemv, row_entries, row_entry
 from ssvmlinear._kernels.structure cimport Structure
 
 # margins of n of K labels read only their entries when GATHER_FACTOR * (n + 1) <= K
@@ -12,19 +12,15 @@ cdef Py_ssize_t GATHER_FACTOR = 4
 cdef inline void row_gather(Row r, const double *w, Py_ssize_t K, int yi, const int *labels, int n,
                             double *out) noexcept nogil:
     """out[k] = x . (w_{labels[k]} - w_{yi}) in one sweep over the nonzeros."""
-    cdef Py_ssize_t p
+    cdef Py_ssize_t p, j
     cdef int k
     cdef double xv, fyi = 0.0
     cdef const double *wj
     for k in range(n):
         out[k] = 0.0
-    for p in range(r.nnz + (1 if r.bias != 0.0 else 0)):
-        if p < r.nnz:
-            xv = r.val[p]
-            wj = w + <Py_ssize_t> r.ind[p] * K
-        else:
-            xv = r.bias
-            wj = w + r.bias_col * K
+    for p in range(row_entries(r)):
+        xv = row_entry(r, p, K, &j)
+        wj = w + j
         fyi += xv * wj[yi]
         for k in range(n):
             out[k] += xv * wj[labels[k]]
@@ -175,7 +171,7 @@ cdef class MulticlassStructure(Structure):
         # one sweep over the nonzeros: each feature's row gets all of the example's changes, the
         # true class's column their sum
         cdef int k, yi = self.y[i]
-        cdef Py_ssize_t p, K = self.n_classes
+        cdef Py_ssize_t p, j, K = self.n_classes
         cdef double total = 0.0, xv
         cdef double *wj
         cdef Row r = self.X.row(i)
@@ -187,13 +183,9 @@ cdef class MulticlassStructure(Structure):
                 row_axpy(r, coefs[0], w, K, yi)
                 row_axpy(r, -coefs[0], w, K, labels[0])
             return
-        for p in range(r.nnz + (1 if r.bias != 0.0 else 0)):
-            if p < r.nnz:
-                xv = r.val[p]
-                wj = w + <Py_ssize_t> r.ind[p] * K
-            else:
-                xv = r.bias
-                wj = w + r.bias_col * K
+        for p in range(row_entries(r)):
+            xv = row_entry(r, p, K, &j)
+            wj = w + j
             wj[yi] += total * xv
             for k in range(n):
                 if coefs[k] != 0.0 and labels[k] != yi:
