@@ -3,8 +3,8 @@ what it must hold (CSR + weights), and how much of it is the Python runtime.
 
 Each command runs in a fresh subprocess; its peak RSS is the kernel's VmHWM of that process
 (/usr/bin/time's "Maximum resident set size"). The runtime row is a process that only imports
-what ssvm-train imports (numpy, scipy, scikit-learn; not pandas, see ssvmlinear/__init__.py): a
-floor no change to our solvers moves.
+what ssvm-train imports (numpy, scipy, scikit-learn -- and pandas, which scikit-learn imports
+whenever it is installed): a floor no change to our solvers moves.
 
     python benchmarks/planted.py --n 800000 --out /tmp/p800k.svm
     python benchmarks/memory.py /tmp/p800k.svm --C 0.1
@@ -51,8 +51,8 @@ def main():
              "np.unique(y).size)")
     csr_bytes, d, K = map(int, subprocess.check_output([py, "-c", probe], text=True).split())
     csr, weights = csr_bytes / 2**20, d * K * 8 / 2**20
-    # what the ssvm-train command imports (as ssvm-train: without pandas), and the command
-    runtime, _ = peak_rss_mb([py, "-c", "import sys; sys.argv = ['ssvm-train']; import ssvmlinear.cli, ssvmlinear.multiclass"])
+    # what the ssvm-train command imports, and the command
+    runtime, _ = peak_rss_mb([py, "-c", "import ssvmlinear.cli, ssvmlinear.multiclass"])
     command = shutil.which("ssvm-train", path=os.path.dirname(sys.executable)) or "ssvm-train"
     with tempfile.TemporaryDirectory() as tmp:
         train, secs = peak_rss_mb([command, "-q", "-c", str(args.C), args.file, os.path.join(tmp, "model")])

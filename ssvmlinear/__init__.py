@@ -25,14 +25,6 @@ def _installed_copy(here):
     return None
 
 
-# The command lines never use pandas, which scikit-learn imports whenever it is installed (30 MB
-# of resident memory and 0.2 s of start-up per run): in their processes it is marked absent before
-# anything imports scikit-learn (`import pandas` then raises ImportError, scikit-learn's "not
-# installed") -- except with --scheduler, whose Dask client may want it.
-if (_os.path.basename((getattr(_sys, "argv", None) or [""])[0]) in ("ssvm-train", "ssvm-predict", "ssvm-convert")
-        and "pandas" not in _sys.modules and "--scheduler" not in _sys.argv):
-    _sys.modules["pandas"] = None
-
 _here = _os.path.dirname(_os.path.abspath(__file__))
 _installed = None if _has_kernels(_here) else _installed_copy(_here)
 if _installed is not None:

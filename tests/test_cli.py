@@ -307,11 +307,3 @@ def test_predict_refuses_a_test_file_of_another_kind(chain_files, tmp_path, caps
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and str(data) in err and message in err
         assert not out.exists()
-
-
-def test_console_commands_keep_pandas_out():
-    # scikit-learn imports pandas when installed (30 MB resident): the commands never need it
-    code = ("import sys; sys.argv = ['/usr/bin/ssvm-train']; from ssvmlinear.cli import train_main; "
-            "rc = train_main([]); import sklearn.base; print(rc, sys.modules.get('pandas') is None)")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.split()[-2:] == ["1", "True"]
