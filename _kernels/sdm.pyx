@@ -187,6 +187,7 @@ cdef class SDMSolver(DualSolver):
         cdef bint fresh = use_oracle and slot < 0    # work holds this oracle's unary scores
         cdef Py_ssize_t rslot, R = max(self.n_runners, 1)
         cdef const int *yr
+        cdef bint moved = False
         if use_oracle:
             if slot < 0:
                 t0 = _now()
@@ -262,10 +263,12 @@ cdef class SDMSolver(DualSolver):
             for k in range(n):
                 H[k] -= self.sigma * delta * (gu[k] - gd[k])
             self.n_smo_steps += 1
-        if self.sigma != 1.0:
-            for k in range(n):
-                dalpha[k] *= self.sigma
-        self.st.update_many(w, i, dalpha, self.ws.labels(i), n, &self.work[0])
+            moved = True
+        if moved:   # (a visit that changes nothing must not sweep the example's weight rows)
+            if self.sigma != 1.0:
+                for k in range(n):
+                    dalpha[k] *= self.sigma
+            self.st.update_many(w, i, dalpha, self.ws.labels(i), n, &self.work[0])
         # Shrinking: drop members with alpha = 0 that do not violate the optimality conditions.
         hmin = 1e300
         for k in range(n):
