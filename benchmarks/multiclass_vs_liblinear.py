@@ -71,13 +71,8 @@ def worker(solver, split, C, tol, out):
         t = time.perf_counter()
         model = ll.train(prob, param)
         seconds = time.perf_counter() - t
-        labels = np.array(model.get_labels(), dtype=np.float64)
-        nf, K = model.get_nr_feature(), len(labels)
-        W = np.array([[model.get_decfun_coef(j + 1, k) for j in range(nf)] for k in range(K)])
-        order = np.argsort(labels)
-        W, classes, iters = W[order], labels[order], -1
-        if nf < Xtr.shape[1]:
-            W = np.hstack([W, np.zeros((K, Xtr.shape[1] - nf))])
+        from planted_vs_liblinear import liblinear_weights
+        (W, classes), iters = liblinear_weights(model, Xtr.shape[1]), -1
     rss1 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     np.savez(out, W=W, classes=classes, seconds=seconds, rss=rss1 * 1024, rss_train=(rss1 - rss0) * 1024,
              iters=iters, calls=calls)

@@ -58,13 +58,19 @@ def liblinear_fit(X, y, C):
     t = time.perf_counter()
     model = ll.train(prob, param)
     seconds = time.perf_counter() - t
-    labels = np.array(model.get_labels(), dtype=np.int64)
+    return seconds, liblinear_weights(model, X.shape[1])[0]
+
+
+def liblinear_weights(model, n_features):
+    """(W: K x n_features with rows in increasing label order, those labels) of a LIBLINEAR
+    -s 4 model without bias (its feature-major weights read in place; features it never saw: 0)."""
+    labels = np.array(model.get_labels(), dtype=np.float64)
     nf, K = model.get_nr_feature(), len(labels)
     Wf = np.ctypeslib.as_array(model.w, shape=(nf * K,)).reshape(nf, K)    # feature-major
-    W = np.zeros((K, X.shape[1]))
+    W = np.zeros((K, n_features))
     W[:, :nf] = Wf.T
-    W = W[np.argsort(labels)]
-    return seconds, W
+    order = np.argsort(labels)
+    return W[order], labels[order]
 
 
 # SDM tolerances tried, largest first (SDM's default is 0.1)
