@@ -11,7 +11,7 @@ cdef class DualSolver(ShardWork):
     cdef Structure st
     cdef readonly WorkingSets ws
     cdef double[::1] w
-    cdef double[::1] Cs
+    cdef const double[::1] Cs         # read-only: the caller's array, not a copy
     cdef Py_ssize_t n
     cdef double[::1] work
     cdef int[::1] ybuf

@@ -14,7 +14,7 @@ cdef class DualSolver:
         self.st = structure
         structure.prepare_gram()
         self.n = structure.n_examples
-        self.Cs = np.ascontiguousarray(Cs, dtype=np.float64).copy()
+        self.Cs = np.ascontiguousarray(Cs, dtype=np.float64)
         if self.Cs.shape[0] != self.n:
             raise ValueError("need one C per example")
         self.w = np.zeros(structure.n_weights, dtype=np.float64)
@@ -54,7 +54,7 @@ cdef class DualSolver:
         if old.shape[0] != self.n:
             raise ValueError("warm start: the number of examples changed")
         if Cs is not None:
-            self.Cs = np.ascontiguousarray(Cs, dtype=np.float64).copy()
+            self.Cs = np.ascontiguousarray(Cs, dtype=np.float64)
         self.ws.set_state(state, np.ascontiguousarray(self.warm_scale(old)))
         self.rng_state = state.get("rng_state", self.rng_state)
         self.recompute_w()

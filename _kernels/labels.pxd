@@ -5,10 +5,16 @@
 # (an integral labelling, or a relaxed label: per-variable and per-edge marginals); equality is
 # the structure's same_label().
 #
-# All of an example's arrays live in one allocation (labels, then the columns, then the Gram
+# All of an example's arrays live in one block (labels, then the columns, then the Gram
 # matrix G[k, j] = dphi_i(y_k) . dphi_i(y_j), row stride cap[i], computed once when a label enters),
-# so a visit touches one memory block. Examples are independent: threads may append to different
-# examples concurrently (a store with a Gram matrix uses its own scratch: one thread).
+# so a visit touches one memory block. Blocks are carved from a few large chunks (an arena: no
+# allocator header per example); a list that grows (capacity x1.5) moves to a new block and leaves
+# its old one as garbage, which compact() reclaims by sliding the live blocks down -- the solvers
+# call it between passes, when no pointer into the store is held. Examples are independent:
+# threads may append to different examples concurrently (the arena's bump allocation takes a
+# lock; a store with a Gram matrix uses its own scratch: one thread).
+from cpython.pythread cimport PyThread_type_lock
+
 from ssvmlinear._kernels.structure cimport Structure
 
 
@@ -23,9 +29,19 @@ cdef class LabelStore:
     cdef int *cap
     cdef int *ring                    # bounded stores only (max_size > 0): the slot the next append replaces
     cdef Py_ssize_t *label_ints       # ints reserved for labels in the block (a multiple of 2)
-    cdef double **block               # per example: labels | columns | Gram
+    cdef double **block               # per example: labels | columns | Gram (after a one-word header)
     cdef double[::1] work_arr         # scratch for gram_row
     cdef double *work
+    # the arena: chunks of words (doubles) filled in order; a block is a header word (>= 0: the
+    # owning example; < 0: a dead block of -header words) and the example's arrays
+    cdef double **chunks
+    cdef Py_ssize_t *chunk_used
+    cdef Py_ssize_t *chunk_words
+    cdef Py_ssize_t n_chunks, max_chunks
+    cdef Py_ssize_t arena_words       # words in all chunks
+    cdef Py_ssize_t garbage_words     # words in dead blocks
+    cdef Py_ssize_t used_words        # words in blocks, live or dead
+    cdef PyThread_type_lock lock
 
     cdef int find(self, Py_ssize_t i, const int *y) noexcept nogil
     # the slot the next append of a new label to example i overwrites, -1 when it grows instead
@@ -35,6 +51,11 @@ cdef class LabelStore:
     # keep the labels whose flag is nonzero (order preserved, Gram compacted in place)
     cdef void keep(self, Py_ssize_t i, const char *flags) noexcept nogil
     cdef int _grow(self, Py_ssize_t i) noexcept nogil
+    cdef Py_ssize_t _block_words(self, Py_ssize_t i, Py_ssize_t cap) noexcept nogil
+    cdef double* _take(self, Py_ssize_t words) noexcept nogil
+    # compact when dead blocks hold over COMPACT_WASTE of the used words (between visits)
+    cdef bint maybe_compact(self) noexcept nogil
+    cdef void _compact(self) noexcept nogil
 
     cdef inline int* labels(self, Py_ssize_t i) noexcept nogil:
         return <int *> self.block[i]

@@ -2,8 +2,10 @@
 """The label store (see labels.pxd)."""
 import numpy as np
 
-from libc.stdlib cimport malloc, calloc, free
-from libc.string cimport memcpy
+from libc.stdlib cimport malloc, calloc, realloc, free
+from libc.string cimport memcpy, memmove
+from cpython.pythread cimport (PyThread_allocate_lock, PyThread_free_lock, PyThread_acquire_lock,
+                               PyThread_release_lock, WAIT_LOCK)
 
 from ssvmlinear._kernels.structure cimport Structure
 
@@ -14,6 +16,19 @@ cdef extern from "memory_compat.h" nogil:
 cdef int MAX_LABELS = 1000000
 # Freeing a store of at least this many examples hands the heap's free pages back to the system.
 cdef Py_ssize_t TRIM_EXAMPLES = 4096
+# Arena chunks (in 8-byte words): a new chunk holds a quarter of what the store has, within these
+# bounds (small stores stay small; a large one has at most a few dozen chunks), or one big block.
+cdef Py_ssize_t MIN_CHUNK_WORDS = 1024
+cdef Py_ssize_t MAX_CHUNK_WORDS = 1 << 19
+# The solvers compact a store between visits once dead blocks hold this share of the arena's used
+# words: its peak stays within 1 + COMPACT_WASTE of its live size, at an amortised copy per word.
+cdef double COMPACT_WASTE = 0.25
+# compaction frees chunks; when they add up to this many words, the heap's free pages go back too.
+cdef Py_ssize_t TRIM_WORDS = 1 << 21
+
+
+cdef inline long long* _header(double *body) noexcept nogil:
+    return <long long *> (body - 1)
 
 
 cdef class LabelStore:
@@ -27,6 +42,12 @@ cdef class LabelStore:
         self.ring = NULL
         self.label_ints = NULL
         self.block = NULL
+        self.chunks = NULL
+        self.chunk_used = NULL
+        self.chunk_words = NULL
+        self.n_chunks = self.max_chunks = 0
+        self.arena_words = self.garbage_words = self.used_words = 0
+        self.lock = NULL
         self.n = 0
 
     def __init__(self, Structure structure, col_names=(), int max_size=0, bint with_gram=False):
@@ -44,15 +65,20 @@ cdef class LabelStore:
         self.ring = <int *> calloc(m if self.max_size > 0 else 1, sizeof(int))
         self.label_ints = <Py_ssize_t *> calloc(m, sizeof(Py_ssize_t))
         self.block = <double **> calloc(m, sizeof(double *))
-        if not (self.size and self.cap and self.ring and self.label_ints and self.block):
+        self.lock = PyThread_allocate_lock()
+        if not (self.size and self.cap and self.ring and self.label_ints and self.block and self.lock):
             raise MemoryError()
         self.n = structure.n_examples
 
     def __dealloc__(self):
-        cdef Py_ssize_t i
-        if self.block != NULL:
-            for i in range(self.n):
-                free(self.block[i])
+        cdef Py_ssize_t c
+        for c in range(self.n_chunks):
+            free(self.chunks[c])
+        free(self.chunks)
+        free(self.chunk_used)
+        free(self.chunk_words)
+        if self.lock != NULL:
+            PyThread_free_lock(self.lock)
         free(self.size)
         free(self.cap)
         free(self.ring)
@@ -75,19 +101,67 @@ cdef class LabelStore:
             return self.ring[i]
         return -1
 
+    cdef Py_ssize_t _block_words(self, Py_ssize_t i, Py_ssize_t cap) noexcept nogil:
+        """Words of example i's block at capacity cap, its header included."""
+        return (1 + (cap * self.st.label_len(i) + 1) // 2 + self.n_cols * cap
+                + (cap * cap if self.with_gram else 0))
+
+    cdef double* _take(self, Py_ssize_t words) noexcept nogil:
+        """A block of `words` from the end of the last chunk, or a new chunk (NULL: out of memory)."""
+        cdef double *b = NULL
+        cdef double **chunks
+        cdef Py_ssize_t *sizes
+        cdef Py_ssize_t c = self.n_chunks - 1, fresh
+        PyThread_acquire_lock(self.lock, WAIT_LOCK)
+        if c >= 0 and self.chunk_used[c] + words <= self.chunk_words[c]:
+            b = self.chunks[c] + self.chunk_used[c]
+            self.chunk_used[c] += words
+            self.used_words += words
+        else:
+            if self.n_chunks == self.max_chunks:
+                fresh = max(8, 2 * self.max_chunks)
+                chunks = <double **> realloc(self.chunks, fresh * sizeof(double *))
+                if chunks != NULL:
+                    self.chunks = chunks
+                sizes = <Py_ssize_t *> realloc(self.chunk_used, fresh * sizeof(Py_ssize_t))
+                if sizes != NULL:
+                    self.chunk_used = sizes
+                sizes = <Py_ssize_t *> realloc(self.chunk_words, fresh * sizeof(Py_ssize_t))
+                if sizes != NULL:
+                    self.chunk_words = sizes
+                if chunks != NULL and sizes != NULL and self.chunk_used != NULL:
+                    self.max_chunks = fresh
+            if self.n_chunks < self.max_chunks:
+                fresh = max(words, min(MAX_CHUNK_WORDS, max(MIN_CHUNK_WORDS, self.arena_words // 4)))
+                b = <double *> malloc(fresh * sizeof(double))
+                if b != NULL:
+                    c = self.n_chunks
+                    self.chunks[c] = b
+                    self.chunk_used[c] = words
+                    self.chunk_words[c] = fresh
+                    self.n_chunks += 1
+                    self.arena_words += fresh
+                    self.used_words += words
+        PyThread_release_lock(self.lock)
+        return b
+
     cdef int _grow(self, Py_ssize_t i) noexcept nogil:
-        """Double the capacity of list i (one new block; contents and Gram copied)."""
+        """Grow list i's capacity by half (at least 2): a new block, contents and Gram copied, the
+        old block left as garbage for compact()."""
         cdef Py_ssize_t L = self.st.label_len(i)
-        cdef Py_ssize_t old = self.cap[i], new = 2 if old == 0 else 2 * old, n = self.size[i], k, j, c
+        cdef Py_ssize_t old = self.cap[i], new = 2 if old < 2 else old + (old + 1) // 2
+        cdef Py_ssize_t n = self.size[i], k, j, c, words
         if self.max_size > 0 and new > self.max_size:
             new = self.max_size
         if new > MAX_LABELS:
             return -1
         cdef Py_ssize_t lints = ((new * L + 1) // 2) * 2
-        cdef double *b = <double *> malloc((lints // 2 + self.n_cols * new
-                                            + (new * new if self.with_gram else 0)) * sizeof(double))
+        words = self._block_words(i, new)
+        cdef double *b = self._take(words)
         if b == NULL:
             return -1
+        _header(b + 1)[0] = i
+        b = b + 1
         cdef double *g_new = b + lints // 2 + self.n_cols * new
         if self.block[i] != NULL:
             memcpy(b, self.block[i], n * L * sizeof(int))
@@ -97,11 +171,106 @@ cdef class LabelStore:
                 for k in range(n):
                     for j in range(n):
                         g_new[k * new + j] = self.gram(i)[k * old + j]
-            free(self.block[i])
+            words = self._block_words(i, old)
+            _header(self.block[i])[0] = -words
+            PyThread_acquire_lock(self.lock, WAIT_LOCK)
+            self.garbage_words += words
+            PyThread_release_lock(self.lock)
         self.block[i] = b
         self.cap[i] = <int> new
         self.label_ints[i] = lints
         return 0
+
+    def compact(self):
+        """Compact now if there are dead blocks (tests; the solvers call maybe_compact)."""
+        if self.garbage_words == 0:
+            return False
+        self._compact()
+        return True
+
+    cdef bint maybe_compact(self) noexcept nogil:
+        if self.garbage_words == 0 or self.garbage_words <= COMPACT_WASTE * self.used_words:
+            return False
+        self._compact()
+        return True
+
+    cdef void _compact(self) noexcept nogil:
+        """Reclaim the dead blocks: the live blocks slide down in arena order, each shrunk to its
+        list's size plus a third (a dual solver's lists also shed labels), emptied chunks are
+        freed. Every pointer into the store is invalid afterwards: call it between visits, with no
+        thread appending."""
+        cdef Py_ssize_t rc, ro, wc = 0, wo = 0, words, new_words, owner, freed = 0, c, kept = 0
+        cdef Py_ssize_t n, old, new, L, k
+        cdef long long h
+        cdef double *src
+        cdef double *dst
+        for rc in range(self.n_chunks):
+            ro = 0
+            while ro < self.chunk_used[rc]:
+                src = self.chunks[rc] + ro
+                h = (<long long *> src)[0]
+                if h < 0:
+                    ro += -h
+                    continue
+                owner = <Py_ssize_t> h
+                old = self.cap[owner]
+                n = self.size[owner]
+                new = min(old, max(2, n + (n + 2) // 3))
+                if self.max_size > 0:
+                    new = old
+                words = self._block_words(owner, old)
+                new_words = self._block_words(owner, new)
+                # the write position never passes the read one, and a block always fits where it is
+                while wc < rc and wo + new_words > self.chunk_words[wc]:
+                    self.chunk_used[wc] = wo
+                    wc += 1
+                    wo = 0
+                dst = self.chunks[wc] + wo
+                if new == old:
+                    if dst != src:
+                        memmove(dst, src, words * sizeof(double))
+                else:
+                    # header and labels, then each column, then each Gram row: every piece
+                    # moves down, so none overwrites a piece still to be moved
+                    L = self.st.label_len(owner)
+                    memmove(dst, src, sizeof(double) + n * L * sizeof(int))
+                    self.cap[owner] = <int> new
+                    self.label_ints[owner] = ((new * L + 1) // 2) * 2
+                    for c in range(self.n_cols):
+                        memmove(dst + 1 + self.label_ints[owner] // 2 + c * new,
+                                src + 1 + ((old * L + 1) // 2) + c * old, n * sizeof(double))
+                    if self.with_gram:
+                        for k in range(n):
+                            memmove(dst + 1 + self.label_ints[owner] // 2 + self.n_cols * new + k * new,
+                                    src + 1 + ((old * L + 1) // 2) + self.n_cols * old + k * old,
+                                    n * sizeof(double))
+                self.block[owner] = dst + 1
+                wo += new_words
+                ro += words
+        if self.n_chunks:
+            self.chunk_used[wc] = wo
+        # chunks past the write position, and any the write position skipped, are empty
+        for c in range(self.n_chunks):
+            if c > wc or (c < wc and self.chunk_used[c] == 0):
+                free(self.chunks[c])
+                freed += self.chunk_words[c]
+            else:
+                self.chunks[kept] = self.chunks[c]
+                self.chunk_used[kept] = self.chunk_used[c]
+                self.chunk_words[kept] = self.chunk_words[c]
+                kept += 1
+        self.n_chunks = kept
+        self.arena_words -= freed
+        self.garbage_words = 0
+        self.used_words = 0
+        for c in range(self.n_chunks):
+            self.used_words += self.chunk_used[c]
+        if freed >= TRIM_WORDS:
+            ssvm_release_free_memory()
+
+    def arena_stats(self):
+        """(words in chunks, words in use, words in dead blocks, number of chunks)."""
+        return self.arena_words, self.used_words, self.garbage_words, self.n_chunks
 
     cdef int append(self, Py_ssize_t i, const int *y) noexcept nogil:
         cdef Py_ssize_t L = self.st.label_len(i)
@@ -153,6 +322,27 @@ cdef class LabelStore:
             self.ring[i] = 0
 
     # ---------------------------------------------------------------- Python-level access
+
+    def py_append(self, Py_ssize_t i, const int[::1] y, values=()):
+        """append(i, y) with the given column values (tests); returns the slot."""
+        cdef int k = self.append(i, &y[0])
+        if k < 0:
+            raise MemoryError()
+        for c, v in enumerate(values):
+            self.col(i, c)[k] = v
+        return k
+
+    def py_keep(self, Py_ssize_t i, flags):
+        cdef signed char[::1] f = np.ascontiguousarray(flags, dtype=np.int8)
+        self.keep(i, <const char *> &f[0])
+
+    def py_gram(self, Py_ssize_t i):
+        """Example i's Gram matrix (size x size), or None without one."""
+        cdef int n = self.size[i], c = self.cap[i], k, j
+        if not self.with_gram:
+            return None
+        return np.array([[self.gram(i)[k * c + j] for j in range(n)] for k in range(n)]).reshape(n, n)
+
 
     def sizes(self):
         return np.array(<int[:self.n]> self.size, dtype=np.int64) if self.n else np.zeros(0, np.int64)

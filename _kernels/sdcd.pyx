@@ -200,6 +200,7 @@ cdef class SDCDSolver(DualSolver):
                     changed += 1
                 if v > vmax:
                     vmax = v
+                self.ws.maybe_compact()
         if oom:
             raise MemoryError("SDCD working sets")
         return changed, vmax

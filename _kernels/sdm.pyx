@@ -348,6 +348,7 @@ cdef class SDMSolver(DualSolver):
                         break
                     if v > vmax:
                         vmax = v
+                    self.ws.maybe_compact()
             else:
                 s = 0
                 while s < m:
@@ -361,6 +362,7 @@ cdef class SDMSolver(DualSolver):
                         break
                     if v > vmax:
                         vmax = v
+                    self.ws.maybe_compact()
                     s = e
         if oom:
             raise MemoryError("SDM working sets")

@@ -155,8 +155,11 @@ class MulticlassSSVM(ClassifierMixin, StructuredSSVM):
         classes, y_idx = np.unique(y, return_inverse=True)
         if classes.shape[0] < 2:
             raise ValueError(f"MulticlassSSVM needs at least 2 classes in y; got {classes.shape[0]} class")
+        y_idx = y_idx.astype(np.int32)     # the structure's dtype: it keeps this array, not a copy
         sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
-        Cs = self.C * sample_weight * class_weight_vector(self.class_weight, classes, y_idx)[y_idx]
+        Cs = self.C * sample_weight
+        Cs *= class_weight_vector(self.class_weight, classes, y_idx)[y_idx]
+        del sample_weight                  # per-example arrays alive during the solve: y_idx, Cs
         bias = float(self.intercept_scaling) if self.fit_intercept else -1.0
         structure = MulticlassStructure(CSRDataset(X, bias), y_idx, classes.shape[0])
         # the LSE primal sums over all K classes (the solvers' own primal covers their working sets)
