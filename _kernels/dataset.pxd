@@ -16,7 +16,11 @@ cdef struct Row:
 cdef class CSRDataset:
     cdef const double[::1] data
     cdef const int[::1] indices
-    cdef const long long[::1] indptr
+    # row starts as scipy holds them: int32 (no copy of an int32 indptr) or int64 (nnz >= 2**31)
+    cdef const int[::1] indptr32
+    cdef const long long[::1] indptr64
+    cdef bint wide_indptr
+    cdef object indptr                   # the array itself (Python-level slicing and pickling)
     cdef readonly Py_ssize_t n_rows
     cdef readonly Py_ssize_t n_features
     cdef readonly Py_ssize_t n_cols      # n_features + 1 if there is a bias column

@@ -10,8 +10,8 @@ cdef class CSRDataset:
     """Read-only view of a CSR matrix with an optional virtual bias column.
 
     X must be a scipy CSR matrix with float64 data, sorted indices and column count < 2**31.
-    ``indptr`` is held as int64 (nnz > 2**31 is fine); indices as int32. No copy is made when
-    the dtypes already match (``ssvmlinear.utils.check_csr`` produces such matrices).
+    ``indptr`` is held as int32 or int64, as given (nnz > 2**31 is fine); indices as int32. No copy
+    is made when the dtypes already match (``ssvmlinear.utils.check_csr`` produces such matrices).
     """
 
     def __init__(self, X, double bias=-1.0):
@@ -21,21 +21,27 @@ cdef class CSRDataset:
             raise ValueError("at most 2**31 - 2 features are supported")
         self.data = np.asarray(X.data, dtype=np.float64)
         self.indices = np.asarray(X.indices, dtype=np.int32)
-        self.indptr = np.asarray(X.indptr, dtype=np.int64)
+        self.wide_indptr = X.indptr.dtype != np.int32
+        self.indptr = np.asarray(X.indptr, dtype=np.int64 if self.wide_indptr else np.int32)
+        if self.wide_indptr:
+            self.indptr64 = self.indptr
+        else:
+            self.indptr32 = self.indptr
         self.n_rows = X.shape[0]
         self.n_features = X.shape[1]
         self.bias = bias if bias > 0 else 0.0
         self.n_cols = self.n_features + (1 if bias > 0 else 0)
         # squared row norms in one pass over the arrays (X.multiply(X) would copy all of X)
         self._sqnorms = np.empty(self.n_rows)
-        cdef Py_ssize_t i
-        cdef long long k
+        cdef Py_ssize_t i, k
         cdef double s, b2 = self.bias * self.bias
+        cdef Row r
         with nogil:
             for i in range(self.n_rows):
+                r = self.row(i)
                 s = 0.0
-                for k in range(self.indptr[i], self.indptr[i + 1]):
-                    s = s + self.data[k] * self.data[k]
+                for k in range(r.nnz):
+                    s = s + r.val[k] * r.val[k]
                 self._sqnorms[i] = s + b2
 
     @property
@@ -47,7 +53,7 @@ cdef class CSRDataset:
 
     def __reduce__(self):
         import scipy.sparse as sp
-        X = sp.csr_matrix((np.asarray(self.data), np.asarray(self.indices), np.asarray(self.indptr)),
+        X = sp.csr_matrix((np.asarray(self.data), np.asarray(self.indices), self.indptr),
                           shape=(self.n_rows, self.n_features))
         return (CSRDataset, (X, self.bias if self.bias > 0 else -1.0))
 
@@ -55,16 +61,21 @@ cdef class CSRDataset:
         """The dataset of rows lo..hi-1 (same columns and bias; data and indices are views)."""
         if not 0 <= lo <= hi <= self.n_rows:
             raise ValueError(f"rows {lo}..{hi} outside 0..{self.n_rows}")
-        cdef long long a = self.indptr[lo], b = self.indptr[hi]
-        indptr = np.asarray(self.indptr[lo:hi + 1]) - a
+        a, b = int(self.indptr[lo]), int(self.indptr[hi])
+        indptr = self.indptr[lo:hi + 1] - self.indptr[lo]
         X = sp.csr_matrix((np.asarray(self.data[a:b]), np.asarray(self.indices[a:b]), indptr),
                           shape=(hi - lo, self.n_features))
         return CSRDataset(X, self.bias if self.bias > 0 else -1.0)
 
     cdef Row row(self, Py_ssize_t i) noexcept nogil:
         cdef Row r
-        cdef long long start = self.indptr[i]
-        r.nnz = <Py_ssize_t> (self.indptr[i + 1] - start)
+        cdef Py_ssize_t start
+        if self.wide_indptr:
+            start = <Py_ssize_t> self.indptr64[i]
+            r.nnz = <Py_ssize_t> self.indptr64[i + 1] - start
+        else:
+            start = self.indptr32[i]
+            r.nnz = self.indptr32[i + 1] - start
         if r.nnz > 0:
             r.ind = &self.indices[start]
             r.val = &self.data[start]

@@ -5,8 +5,9 @@
 # (an integral labelling, or a relaxed label: per-variable and per-edge marginals); equality is
 # the structure's same_label().
 #
-# All of an example's arrays live in one block (labels, then the columns, then the Gram
-# matrix G[k, j] = dphi_i(y_k) . dphi_i(y_j), row stride cap[i], computed once when a label enters),
+# All of an example's arrays live in one block (the columns, then the Gram matrix
+# G[k, j] = dphi_i(y_k) . dphi_i(y_j), row stride cap[i], computed once when a label enters, then the
+# labels), every part at an offset that the capacity alone gives,
 # so a visit touches one memory block. Blocks are carved from a few large chunks (an arena: no
 # allocator header per example); a list that grows (capacity x1.5) moves to a new block and leaves
 # its old one as garbage, which compact() reclaims by sliding the live blocks down -- the solvers
@@ -28,8 +29,7 @@ cdef class LabelStore:
     cdef int *size
     cdef int *cap
     cdef int *ring                    # bounded stores only (max_size > 0): the slot the next append replaces
-    cdef Py_ssize_t *label_ints       # ints reserved for labels in the block (a multiple of 2)
-    cdef double **block               # per example: labels | columns | Gram (after a one-word header)
+    cdef double **block               # per example: columns | Gram | labels (after a one-word header)
     cdef double[::1] work_arr         # scratch for gram_row
     cdef double *work
     # the arena: chunks of words (doubles) filled in order; a block is a header word (>= 0: the
@@ -58,18 +58,19 @@ cdef class LabelStore:
     cdef void _compact(self) noexcept nogil
 
     cdef inline int* labels(self, Py_ssize_t i) noexcept nogil:
-        return <int *> self.block[i]
+        cdef Py_ssize_t c = self.cap[i]
+        return <int *> (self.block[i] + (self.n_cols + (c if self.with_gram else 0)) * c)
 
     cdef inline const int* label(self, Py_ssize_t i, int k) noexcept nogil:
-        return (<int *> self.block[i]) + k * self.st.label_len(i)
+        return self.labels(i) + k * self.st.label_len(i)
 
     cdef inline double* col(self, Py_ssize_t i, int c) noexcept nogil:
-        return self.block[i] + self.label_ints[i] // 2 + c * self.cap[i]
+        return self.block[i] + c * self.cap[i]
 
     cdef inline double* gram(self, Py_ssize_t i) noexcept nogil:
         if not self.with_gram:
             return NULL
-        return self.block[i] + self.label_ints[i] // 2 + self.n_cols * self.cap[i]
+        return self.block[i] + self.n_cols * self.cap[i]
 
 
 cdef class WorkingSets(LabelStore):

@@ -40,7 +40,6 @@ cdef class LabelStore:
         self.size = NULL
         self.cap = NULL
         self.ring = NULL
-        self.label_ints = NULL
         self.block = NULL
         self.chunks = NULL
         self.chunk_used = NULL
@@ -63,10 +62,9 @@ cdef class LabelStore:
         self.cap = <int *> calloc(m, sizeof(int))
         # only a bounded store keeps ring positions (one int per example saved otherwise)
         self.ring = <int *> calloc(m if self.max_size > 0 else 1, sizeof(int))
-        self.label_ints = <Py_ssize_t *> calloc(m, sizeof(Py_ssize_t))
         self.block = <double **> calloc(m, sizeof(double *))
         self.lock = PyThread_allocate_lock()
-        if not (self.size and self.cap and self.ring and self.label_ints and self.block and self.lock):
+        if not (self.size and self.cap and self.ring and self.block and self.lock):
             raise MemoryError()
         self.n = structure.n_examples
 
@@ -82,7 +80,6 @@ cdef class LabelStore:
         free(self.size)
         free(self.cap)
         free(self.ring)
-        free(self.label_ints)
         free(self.block)
         if self.n >= TRIM_EXAMPLES:
             ssvm_release_free_memory()
@@ -155,22 +152,20 @@ cdef class LabelStore:
             new = self.max_size
         if new > MAX_LABELS:
             return -1
-        cdef Py_ssize_t lints = ((new * L + 1) // 2) * 2
         words = self._block_words(i, new)
         cdef double *b = self._take(words)
         if b == NULL:
             return -1
         _header(b + 1)[0] = i
         b = b + 1
-        cdef double *g_new = b + lints // 2 + self.n_cols * new
+        cdef double *g_new = b + self.n_cols * new
         if self.block[i] != NULL:
-            memcpy(b, self.block[i], n * L * sizeof(int))
             for c in range(self.n_cols):
-                memcpy(b + lints // 2 + c * new, self.col(i, <int> c), n * sizeof(double))
+                memcpy(b + c * new, self.col(i, <int> c), n * sizeof(double))
             if self.with_gram:
                 for k in range(n):
-                    for j in range(n):
-                        g_new[k * new + j] = self.gram(i)[k * old + j]
+                    memcpy(g_new + k * new, self.gram(i) + k * old, n * sizeof(double))
+            memcpy(b + (self.n_cols + (new if self.with_gram else 0)) * new, self.labels(i), n * L * sizeof(int))
             words = self._block_words(i, old)
             _header(self.block[i])[0] = -words
             PyThread_acquire_lock(self.lock, WAIT_LOCK)
@@ -178,7 +173,6 @@ cdef class LabelStore:
             PyThread_release_lock(self.lock)
         self.block[i] = b
         self.cap[i] = <int> new
-        self.label_ints[i] = lints
         return 0
 
     def compact(self):
@@ -230,20 +224,19 @@ cdef class LabelStore:
                     if dst != src:
                         memmove(dst, src, words * sizeof(double))
                 else:
-                    # header and labels, then each column, then each Gram row: every piece
-                    # moves down, so none overwrites a piece still to be moved
+                    # the header, each column, each Gram row, the labels: every piece moves down,
+                    # so none overwrites a piece still to be moved
                     L = self.st.label_len(owner)
-                    memmove(dst, src, sizeof(double) + n * L * sizeof(int))
-                    self.cap[owner] = <int> new
-                    self.label_ints[owner] = ((new * L + 1) // 2) * 2
+                    dst[0] = src[0]
                     for c in range(self.n_cols):
-                        memmove(dst + 1 + self.label_ints[owner] // 2 + c * new,
-                                src + 1 + ((old * L + 1) // 2) + c * old, n * sizeof(double))
+                        memmove(dst + 1 + c * new, src + 1 + c * old, n * sizeof(double))
                     if self.with_gram:
                         for k in range(n):
-                            memmove(dst + 1 + self.label_ints[owner] // 2 + self.n_cols * new + k * new,
-                                    src + 1 + ((old * L + 1) // 2) + self.n_cols * old + k * old,
+                            memmove(dst + 1 + self.n_cols * new + k * new, src + 1 + self.n_cols * old + k * old,
                                     n * sizeof(double))
+                    memmove(dst + 1 + (self.n_cols + (new if self.with_gram else 0)) * new,
+                            src + 1 + (self.n_cols + (old if self.with_gram else 0)) * old, n * L * sizeof(int))
+                    self.cap[owner] = <int> new
                 self.block[owner] = dst + 1
                 wo += new_words
                 ro += words
