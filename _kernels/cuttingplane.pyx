@@ -365,6 +365,7 @@ cdef class OneSlackOracle(ShardWork):
         self.job_w, self.job_oracle, self.job_rebuild, self.job_status = &w[0], use_oracle, rebuild, 0
         with nogil:
             self.team.share(<void *> self, 0, 0, self.n_chunks, 1)
+            self.cache.maybe_compact()    # (every thread is done: the blocks growing caches left)
         if self.job_status < 0:
             raise MemoryError("cutting-plane label caches")
 
