@@ -119,6 +119,7 @@ cdef class BCFWSolver(DualSolver):
             if g == -1e300:
                 raise MemoryError("BCFW working sets")
             total += g
+            self.ws.maybe_compact()
         return total
 
     def recompute_q(self):
