@@ -42,9 +42,19 @@ def csr_mb(X):
     return (X.data.nbytes + X.indices.nbytes + X.indptr.nbytes) / 2**20
 
 
+def worker_floor_mb():
+    """A worker's peak RSS once it has imported what training imports, before any data: the
+    runtime's floor (dask, numpy, scipy, scikit-learn, ssvmlinear)."""
+    import importlib
+    for module in ("ssvmlinear.distributed", "ssvmlinear.multiclass"):
+        importlib.import_module(module)
+    return worker_peak_mb()
+
+
 def run_cluster(n_workers, fit, path=None):
     """fit() (or fit(data) with the file parsed on the workers) on a LocalCluster of n_workers
-    processes; (estimator, seconds, [peak MB per worker], shard CSR MB or None)."""
+    processes; (estimator, seconds, [peak MB per worker], shard CSR MB or None, the workers'
+    largest runtime floor in MB)."""
     import distributed
     from joblib import parallel_config
     from ssvmlinear.distributed import load_svmlight_shards
@@ -53,6 +63,7 @@ def run_cluster(n_workers, fit, path=None):
     client = distributed.Client(cluster)
     shard_mb = None
     try:
+        floor = max(client.run(worker_floor_mb).values())
         if path is not None:
             data = load_svmlight_shards(client, path, n_workers)
             shard_mb = data.csr_bytes / n_workers / 2**20
@@ -67,7 +78,7 @@ def run_cluster(n_workers, fit, path=None):
     finally:
         client.close()
         cluster.close()
-    return est, secs, peaks, shard_mb
+    return est, secs, peaks, shard_mb, floor
 
 
 def memory_cgroup(limit_mb):
@@ -153,7 +164,7 @@ def main():
           f"C = {args.C}, no bias; CSR {csr_mb(X):.0f} MB, weights {weights_mb:.0f} MB; the cluster runs parse "
           f"the file on the workers (load_svmlight_shards)")
     print(f"{'run':24s} {'seconds':>8s} {'passes':>7s} {'rounds':>7s} {'rel gap':>8s} {'objective':>12s} "
-          f"{'MB/round':>9s}  peak MB per worker (1.5 x (shard CSR + weights))")
+          f"{'MB/round':>9s}  peak MB per worker (1.5 x (shard CSR + weights); a worker's runtime floor)")
 
     def fit_mc(*data):
         return MulticlassSSVM(C=args.C, fit_intercept=False).fit(*data)
@@ -165,12 +176,12 @@ def main():
           f"{one.objective_:12.6g} {'':>9s}  {worker_peak_mb():.0f} (this process, file parsed here)")
     del X, y
     for k in (1, 2):
-        est, secs, peaks, shard_mb = run_cluster(k, fit_mc, path)
+        est, secs, peaks, shard_mb, floor = run_cluster(k, fit_mc, path)
         rounds = len(est.objective_curve_)
         # per round: w to every worker and its change of w back
         print(f"{f'CoCoA+ SDM, {k} worker(s)':24s} {secs:8.1f} {est.n_iter_:7d} {rounds:7d} "
               f"{est.gap_ / est.objective_:8.4f} {est.objective_:12.6g} {2 * weights_mb * k:9.1f}  "
-              f"{' '.join(f'{p:.0f}' for p in peaks)} ({1.5 * (shard_mb + weights_mb):.0f})")
+              f"{' '.join(f'{p:.0f}' for p in peaks)} ({1.5 * (shard_mb + weights_mb):.0f}; floor {floor:.0f})")
     if args.mmap_limit_mb:
         from ssvmlinear.datacache import convert_main
         cache = path[:-4] + ".ssvmdata"
@@ -193,7 +204,7 @@ def main():
     ref = fit_chain()
     print(f"{'one process':24s} {time.perf_counter() - t:8.1f} {ref.n_iter_:7d} iterations")
     for k in (1, 2):
-        est, secs, peaks, _ = run_cluster(k, fit_chain)
+        est, secs, peaks, _, _ = run_cluster(k, fit_chain)
         same = np.array_equal(est.coef_, ref.coef_)
         print(f"{f'{k} worker(s)':24s} {secs:8.1f} {est.n_iter_:7d} iterations; model equal bit for bit: {same}; "
               f"peak MB per worker {' '.join(f'{p:.0f}' for p in peaks)}")
@@ -210,7 +221,7 @@ def main():
     print(f"{'one process':24s} {time.perf_counter() - t:8.1f} {ref.n_iter_:7d} passes; objective {ref.objective_:.6g} "
           f"rel. gap {ref.gap_ / ref.objective_:.4f}")
     for k in (1, 2):
-        est, secs, peaks, _ = run_cluster(k, fit_gdmm)
+        est, secs, peaks, _, _ = run_cluster(k, fit_gdmm)
         print(f"{f'{k} worker(s)':24s} {secs:8.1f} {est.n_iter_:7d} passes; objective {est.objective_:.6g} "
               f"rel. gap {est.gap_ / est.objective_:.4f}; converged {est.converged_}; "
               f"peak MB per worker {' '.join(f'{p:.0f}' for p in peaks)}")
