@@ -109,6 +109,7 @@ cdef class LabelStore:
         cdef double **chunks
         cdef Py_ssize_t *sizes
         cdef Py_ssize_t c = self.n_chunks - 1, fresh
+        cdef int grown
         PyThread_acquire_lock(self.lock, WAIT_LOCK)
         if c >= 0 and self.chunk_used[c] + words <= self.chunk_words[c]:
             b = self.chunks[c] + self.chunk_used[c]
@@ -116,17 +117,22 @@ cdef class LabelStore:
             self.used_words += words
         else:
             if self.n_chunks == self.max_chunks:
+                # (each array that grows is kept; the capacity counts only when all three grew)
                 fresh = max(8, 2 * self.max_chunks)
+                grown = 0
                 chunks = <double **> realloc(self.chunks, fresh * sizeof(double *))
                 if chunks != NULL:
                     self.chunks = chunks
+                    grown += 1
                 sizes = <Py_ssize_t *> realloc(self.chunk_used, fresh * sizeof(Py_ssize_t))
                 if sizes != NULL:
                     self.chunk_used = sizes
+                    grown += 1
                 sizes = <Py_ssize_t *> realloc(self.chunk_words, fresh * sizeof(Py_ssize_t))
                 if sizes != NULL:
                     self.chunk_words = sizes
-                if chunks != NULL and sizes != NULL and self.chunk_used != NULL:
+                    grown += 1
+                if grown == 3:
                     self.max_chunks = fresh
             if self.n_chunks < self.max_chunks:
                 fresh = max(words, min(MAX_CHUNK_WORDS, max(MIN_CHUNK_WORDS, self.arena_words // 4)))
@@ -227,7 +233,7 @@ cdef class LabelStore:
                     # the header, each column, each Gram row, the labels: every piece moves down,
                     # so none overwrites a piece still to be moved
                     L = self.st.label_len(owner)
-                    dst[0] = src[0]
+                    (<long long *> dst)[0] = (<long long *> src)[0]
                     for c in range(self.n_cols):
                         memmove(dst + 1 + c * new, src + 1 + c * old, n * sizeof(double))
                     if self.with_gram:
