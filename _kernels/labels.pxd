@@ -7,11 +7,11 @@
 #
 # All of an example's arrays live in one block (the columns, then the Gram matrix
 # G[k, j] = dphi_i(y_k) . dphi_i(y_j), row stride cap[i], computed once when a label enters, then the
-# labels), every part at an offset that the capacity alone gives,
-# so a visit touches one memory block. Blocks are carved from a few large chunks (an arena: no
-# allocator header per example); a list that grows (capacity x1.5) moves to a new block and leaves
-# its old one as garbage, which compact() reclaims by sliding the live blocks down -- the solvers
-# call it between passes, when no pointer into the store is held. Examples are independent:
+# labels, each at an offset the capacity alone gives), so a visit touches one memory block. Blocks
+# are carved from a few large chunks (an arena: no allocator header per example); a list that grows
+# (capacity x1.5) moves to a new block and leaves its old one as garbage, which maybe_compact()
+# reclaims by sliding the live blocks down -- the solvers call it between visits, when no pointer
+# into the store is held and no thread appends. Examples are independent:
 # threads may append to different examples concurrently (the arena's bump allocation takes a
 # lock; a store with a Gram matrix uses its own scratch: one thread).
 from cpython.pythread cimport PyThread_type_lock
@@ -56,6 +56,8 @@ cdef class LabelStore:
     # compact when dead blocks hold over COMPACT_WASTE of the used words (between visits)
     cdef bint maybe_compact(self) noexcept nogil
     cdef void _compact(self) noexcept nogil
+    cdef void _relayout(self, double *dst, const double *src, Py_ssize_t n, Py_ssize_t L,
+                        Py_ssize_t old, Py_ssize_t new) noexcept nogil
 
     cdef inline int* labels(self, Py_ssize_t i) noexcept nogil:
         cdef Py_ssize_t c = self.cap[i]

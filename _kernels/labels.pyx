@@ -153,7 +153,7 @@ cdef class LabelStore:
         old block left as garbage for compact()."""
         cdef Py_ssize_t L = self.st.label_len(i)
         cdef Py_ssize_t old = self.cap[i], new = 2 if old < 2 else old + (old + 1) // 2
-        cdef Py_ssize_t n = self.size[i], k, j, c, words
+        cdef Py_ssize_t n = self.size[i], words
         if self.max_size > 0 and new > self.max_size:
             new = self.max_size
         if new > MAX_LABELS:
@@ -164,14 +164,8 @@ cdef class LabelStore:
             return -1
         _header(b + 1)[0] = i
         b = b + 1
-        cdef double *g_new = b + self.n_cols * new
         if self.block[i] != NULL:
-            for c in range(self.n_cols):
-                memcpy(b + c * new, self.col(i, <int> c), n * sizeof(double))
-            if self.with_gram:
-                for k in range(n):
-                    memcpy(g_new + k * new, self.gram(i) + k * old, n * sizeof(double))
-            memcpy(b + (self.n_cols + (new if self.with_gram else 0)) * new, self.labels(i), n * L * sizeof(int))
+            self._relayout(b, self.block[i], n, L, old, new)
             words = self._block_words(i, old)
             _header(self.block[i])[0] = -words
             PyThread_acquire_lock(self.lock, WAIT_LOCK)
@@ -180,6 +174,21 @@ cdef class LabelStore:
         self.block[i] = b
         self.cap[i] = <int> new
         return 0
+
+    cdef void _relayout(self, double *dst, const double *src, Py_ssize_t n, Py_ssize_t L,
+                        Py_ssize_t old, Py_ssize_t new) noexcept nogil:
+        """Copy a list of n labels (of L ints) from a block body of capacity old to one of capacity
+        new: each column, each Gram row, the labels. A new block (growth) does not overlap the old
+        one; a block that slides down and shrinks (compaction) moves every piece down, so no piece
+        overwrites one still to be moved."""
+        cdef Py_ssize_t c, k
+        for c in range(self.n_cols):
+            memmove(dst + c * new, src + c * old, n * sizeof(double))
+        if self.with_gram:
+            for k in range(n):
+                memmove(dst + (self.n_cols + k) * new, src + (self.n_cols + k) * old, n * sizeof(double))
+        memmove(dst + (self.n_cols + (new if self.with_gram else 0)) * new,
+                src + (self.n_cols + (old if self.with_gram else 0)) * old, n * L * sizeof(int))
 
     def compact(self):
         """Compact now if there are dead blocks (tests; the solvers call maybe_compact)."""
@@ -200,7 +209,7 @@ cdef class LabelStore:
         freed. Every pointer into the store is invalid afterwards: call it between visits, with no
         thread appending."""
         cdef Py_ssize_t rc, ro, wc = 0, wo = 0, words, new_words, owner, freed = 0, c, kept = 0
-        cdef Py_ssize_t n, old, new, L, k
+        cdef Py_ssize_t n, old, new
         cdef long long h
         cdef double *src
         cdef double *dst
@@ -230,18 +239,8 @@ cdef class LabelStore:
                     if dst != src:
                         memmove(dst, src, words * sizeof(double))
                 else:
-                    # the header, each column, each Gram row, the labels: every piece moves down,
-                    # so none overwrites a piece still to be moved
-                    L = self.st.label_len(owner)
                     (<long long *> dst)[0] = (<long long *> src)[0]
-                    for c in range(self.n_cols):
-                        memmove(dst + 1 + c * new, src + 1 + c * old, n * sizeof(double))
-                    if self.with_gram:
-                        for k in range(n):
-                            memmove(dst + 1 + self.n_cols * new + k * new, src + 1 + self.n_cols * old + k * old,
-                                    n * sizeof(double))
-                    memmove(dst + 1 + (self.n_cols + (new if self.with_gram else 0)) * new,
-                            src + 1 + (self.n_cols + (old if self.with_gram else 0)) * old, n * L * sizeof(int))
+                    self._relayout(dst + 1, src + 1, n, self.st.label_len(owner), old, new)
                     self.cap[owner] = <int> new
                 self.block[owner] = dst + 1
                 wo += new_words
