@@ -48,6 +48,8 @@ cdef class LabelStore:
     cdef int victim(self, Py_ssize_t i) noexcept nogil
     # store y (columns zero, Gram row computed); returns its slot, -1 when memory runs out
     cdef int append(self, Py_ssize_t i, const int *y) noexcept nogil
+    # the same with the caller's scratch for the Gram row (threads appending concurrently)
+    cdef int append_using(self, Py_ssize_t i, const int *y, double *work) noexcept nogil
     # keep the labels whose flag is nonzero (order preserved, Gram compacted in place)
     cdef void keep(self, Py_ssize_t i, const char *flags) noexcept nogil
     cdef int _grow(self, Py_ssize_t i) noexcept nogil
@@ -90,7 +92,11 @@ cdef class WorkingSets(LabelStore):
 
     cdef inline int add(self, Py_ssize_t i, const int *y, double loss) noexcept nogil:
         """append() with the label's task loss; alpha and aux 0."""
-        cdef int k = self.append(i, y)
+        return self.add_using(i, y, loss, self.work)
+
+    cdef inline int add_using(self, Py_ssize_t i, const int *y, double loss, double *work) noexcept nogil:
+        """add() with the caller's scratch (workspace_size() doubles) for the Gram row."""
+        cdef int k = self.append_using(i, y, work)
         if k >= 0:
             self.col(i, 1)[k] = loss
         return k

@@ -271,6 +271,9 @@ cdef class LabelStore:
         return self.arena_words, self.used_words, self.garbage_words, self.n_chunks
 
     cdef int append(self, Py_ssize_t i, const int *y) noexcept nogil:
+        return self.append_using(i, y, self.work)
+
+    cdef int append_using(self, Py_ssize_t i, const int *y, double *work) noexcept nogil:
         cdef Py_ssize_t L = self.st.label_len(i)
         cdef Py_ssize_t k, j, c, n
         k = self.victim(i)
@@ -289,7 +292,7 @@ cdef class LabelStore:
         for j in range(self.n_cols):
             self.col(i, <int> j)[k] = 0.0
         if G != NULL:
-            self.st.gram_row(i, lab + k * L, lab, <int> n, G + k * c, self.work)
+            self.st.gram_row(i, lab + k * L, lab, <int> n, G + k * c, work)
             for j in range(n):
                 G[j * c + k] = G[k * c + j]
         return <int> k

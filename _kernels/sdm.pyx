@@ -27,6 +27,20 @@ method; later ones may get a label that was the most violating a few updates ear
 point w does not change, so the optimum and the stopping rule are unchanged. B = 1 is the
 sequential method (oracle inline, bit-for-bit the unbatched code).
 
+Sharded passes (n_shards S > 1, the threads of chains and other costly structures): the shuffled
+examples are taken in rounds of S x shard_block; each round cuts them into S equal ranges, and each
+range (a shard) is visited by the sequential method above against its own copy of the round's
+starting weights -- the S shards concurrently, on whichever threads of the Team are free. Then the
+shards' changes are combined as one step of the dual along their sum Delta, with the exact line
+search in [0, 1] (the dual is quadratic along it): every alpha moves by the same fraction of its
+change, so the sums stay C_i and the dual never decreases; a shard's deferred shrinking applies to
+the members whose alpha ends at 0. Results depend on S, not on the number of threads. When the
+shards' changes add up well (nearly orthogonal), the step is 1 and a round does S shards' work in
+the time of one; when they overlap, the step is shorter (OCR chains, S = 2: 0.8-1.0; about 10 %
+more passes than the plain method to the same dual). At a fixed point nothing changes, so the
+optimum and the KKT stopping rule are the plain method's (the violations are measured at each
+shard's weights).
+
 The oracles of a block only read w, so the solver's Team (team.pxd) shares them: its helper
 threads and the pass's own thread claim small ranges, each with its own work buffer, and the pass
 waits for all before the visits. Which thread computes an answer does not change it, so results
@@ -35,7 +49,8 @@ objective's oracle values are shared the same way and summed in example order.
 """
 import numpy as np
 
-from libc.stdlib cimport malloc, realloc, free
+from libc.stdlib cimport malloc, calloc, realloc, free
+from libc.string cimport memcpy
 from libc.time cimport timespec
 from ssvmlinear._kernels.structure cimport Structure
 from ssvmlinear._kernels.labels cimport WorkingSets
@@ -63,18 +78,135 @@ cdef inline double _now() noexcept nogil:
 # costs every later visit, and on OCR letters (K = 26) 3 is slower than 1 at C = 0.1 and 1.
 RUNNERS_UP = 1
 
+# A sharded pass combines its shards every n_shards x shard_block visits, shard_block =
+# max(SHARD_BLOCK, n_weights / 8): a combination costs a few sweeps over w per shard, which this
+# keeps small beside the visits; more frequent combinations see fresher weights (OCR chains, C = 0.1,
+# passes to 1e-4 of the optimum with 2 shards: 272 at blocks of 64, 281 at 256, 294 at one
+# combination per pass; the plain method: 248).
+SHARD_BLOCK = 256
+
 # kinds of shared work
 cdef enum:
     JOB_ORACLES = 1   # the block's oracles: pass positions lo..hi-1 into slots (t - lo)
     JOB_SLACKS = 2    # slack[i] = max_y H_i(y) for examples lo..hi-1 (primal objective)
+    JOB_SHARDS = 3    # the visits of shards lo..hi-1 of a sharded pass
+
+
+# Scratch and counters of one thread of visits (a lane): the plain method has one, whose weights are
+# the solver's; a sharded pass (n_shards > 1) one per shard, each with its own copy of w.
+cdef struct Lane:
+    double *u              # the weights its visits read and update
+    double *H
+    double *dalpha
+    double *rows           # two Gram rows (up, down) when the working sets keep none
+    char *flags
+    Py_ssize_t cap         # members the four arrays above hold
+    double *work           # oracle and margins scratch (margins read the oracle's scores from it)
+    double *gwork          # Gram-row scratch of the working sets' appends
+    int *ybuf
+    int *rlabels           # runners-up of an inline oracle: n_runners labels, their values
+    double *rvalues
+    Py_ssize_t start, stop # a sharded pass: its positions order[start:stop]
+    long long smo_steps
+    long long oracle_calls
+    double oracle_seconds
+    double dL              # sum of its alpha changes times their losses (a sharded pass)
+    double vmax            # the largest KKT violation its visits saw
+    bint failed            # out of memory
+    # a sharded pass records each visit: the example, where its alphas before the visit start in
+    # `saved` (and its members' shrinking flags in `keepable`), how many members it has
+    bint record
+    Py_ssize_t *rec_i
+    Py_ssize_t *rec_off
+    Py_ssize_t n_rec, rec_cap
+    double *saved
+    char *keepable
+    Py_ssize_t n_saved, saved_cap
+    char pad[64]           # lanes run on different threads: no cache line shared with the next
+
+
+cdef int _lane_scratch(Lane *L, Py_ssize_t m) noexcept nogil:
+    """Room for m members in the lane's visit arrays (-1: out of memory)."""
+    cdef void *p
+    if m <= L.cap:
+        return 0
+    m = max(m, 2 * L.cap)
+    p = realloc(L.H, m * sizeof(double))
+    if p == NULL:
+        return -1
+    L.H = <double *> p
+    p = realloc(L.dalpha, m * sizeof(double))
+    if p == NULL:
+        return -1
+    L.dalpha = <double *> p
+    p = realloc(L.flags, m * sizeof(char))
+    if p == NULL:
+        return -1
+    L.flags = <char *> p
+    p = realloc(L.rows, 2 * m * sizeof(double))
+    if p == NULL:
+        return -1
+    L.rows = <double *> p
+    L.cap = m
+    return 0
+
+
+cdef int _lane_record(Lane *L, Py_ssize_t i, const double *alpha, Py_ssize_t n) noexcept nogil:
+    """Record a visit of example i with its n alphas before the visit (-1: out of memory)."""
+    cdef void *p
+    cdef Py_ssize_t m
+    if L.n_rec == L.rec_cap:
+        m = max(64, 2 * L.rec_cap)
+        p = realloc(L.rec_i, m * sizeof(Py_ssize_t))
+        if p == NULL:
+            return -1
+        L.rec_i = <Py_ssize_t *> p
+        p = realloc(L.rec_off, (m + 1) * sizeof(Py_ssize_t))
+        if p == NULL:
+            return -1
+        L.rec_off = <Py_ssize_t *> p
+        L.rec_cap = m
+    if L.n_saved + n > L.saved_cap:
+        m = max(L.n_saved + n, 2 * L.saved_cap, 256)
+        p = realloc(L.saved, m * sizeof(double))
+        if p == NULL:
+            return -1
+        L.saved = <double *> p
+        p = realloc(L.keepable, m * sizeof(char))
+        if p == NULL:
+            return -1
+        L.keepable = <char *> p
+        L.saved_cap = m
+    L.rec_i[L.n_rec] = i
+    L.rec_off[L.n_rec] = L.n_saved
+    memcpy(L.saved + L.n_saved, alpha, n * sizeof(double))
+    L.n_rec += 1
+    L.n_saved += n
+    L.rec_off[L.n_rec] = L.n_saved
+    return 0
+
+
+cdef void _lane_free(Lane *L, bint own) noexcept nogil:
+    free(L.H)
+    free(L.dalpha)
+    free(L.rows)
+    free(L.flags)
+    free(L.rlabels)
+    free(L.rvalues)
+    free(L.rec_i)
+    free(L.rec_off)
+    free(L.saved)
+    free(L.keepable)
+    free(L.gwork)
+    if own:     # (lane 0 of the plain method borrows the solver's w, work and ybuf)
+        free(L.u)
+        free(L.work)
+        free(L.ybuf)
 
 
 cdef class SDMSolver(DualSolver):
-    cdef double *H
-    cdef double *dalpha
-    cdef double *rows      # two Gram rows (up, down) when the working sets keep none
-    cdef char *flags
-    cdef Py_ssize_t scratch_cap
+    cdef Lane *lanes
+    cdef readonly Py_ssize_t n_shards
     cdef public long long n_smo_steps
     cdef public int max_inner
     # block buffers: per-slot oracle answers (labels of Lmax ints, m, Delta) and runners-up
@@ -94,26 +226,36 @@ cdef class SDMSolver(DualSolver):
     cdef int[:, ::1] t_ybuf
     cdef readonly Py_ssize_t n_threads
     cdef double[::1] slack
-    # the threads that share the blocks' oracles (helpers: ssvmlinear.parallel.KernelTeam)
+    # the threads that share the blocks' oracles and the shards (helpers: ssvmlinear.parallel.KernelTeam)
     cdef readonly Team team
-    # seconds spent in the loss-augmented oracles of type-I passes (wall clock of the pass's thread)
+    # seconds spent in the loss-augmented oracles of type-I passes (wall clock of the pass's thread;
+    # sharded passes: summed over the shards)
     cdef public double oracle_seconds
+    # the sharded pass being run (JOB_SHARDS)
+    cdef bint job_oracle
+    cdef double job_tol
+    # the last sharded pass's step along the sum of the shards' changes (1: all of it)
+    cdef readonly double last_step
+    # examples per shard and round: a sharded pass combines the shards every S * shard_block visits
+    cdef readonly Py_ssize_t shard_block
 
     def __cinit__(self):
-        self.H = NULL
-        self.dalpha = NULL
-        self.flags = NULL
-        self.rows = NULL
-        self.scratch_cap = 0
+        self.lanes = NULL
+        self.n_shards = 0
 
     def __init__(self, Structure structure, Cs, unsigned long long seed=0, int max_inner=100,
-                 Py_ssize_t batch=1, Py_ssize_t n_threads=1, int n_runners=RUNNERS_UP):
+                 Py_ssize_t batch=1, Py_ssize_t n_threads=1, int n_runners=RUNNERS_UP,
+                 Py_ssize_t n_shards=1):
+        cdef Py_ssize_t k, R, ws_size
+        cdef Lane *L
         DualSolver.__init__(self, structure, Cs, seed)
-        if batch < 1 or n_threads < 1:
-            raise ValueError("batch and n_threads must be >= 1")
+        if batch < 1 or n_threads < 1 or n_shards < 1:
+            raise ValueError("batch, n_threads and n_shards must be >= 1")
         self.max_inner = max_inner
         self.n_smo_steps = 0
         self.oracle_seconds = 0.0
+        self.last_step = 1.0
+        self.shard_block = max(SHARD_BLOCK, structure.n_weights // 8)
         self.team = Team(n_threads)
         self.Lmax = max(structure.max_label_len, 1)
         self.batch_cap = batch
@@ -122,111 +264,123 @@ cdef class SDMSolver(DualSolver):
         self.b_delta = np.zeros(batch)
         self.n_runners = max(n_runners, 0)
         R = max(self.n_runners, 1)
-        self.b_rlabels = np.zeros((batch + 1) * R * self.Lmax, dtype=np.int32)   # slot `batch`: inline oracles
-        self.b_rvalues = np.zeros((batch + 1) * R)
-        self.b_rcount = np.zeros(batch + 1, dtype=np.int32)
+        self.b_rlabels = np.zeros(batch * R * self.Lmax, dtype=np.int32)
+        self.b_rvalues = np.zeros(batch * R)
+        self.b_rcount = np.zeros(batch, dtype=np.int32)
         self.n_threads = n_threads
-        self.t_work = np.zeros((n_threads, max(structure.workspace_size(), 1)))
+        ws_size = max(structure.workspace_size(), 1)
+        self.t_work = np.zeros((n_threads, ws_size))
         self.t_ybuf = np.zeros((n_threads, self.Lmax), dtype=np.int32)
         self.slack = np.zeros(max(self.n, 1))
-        if self._ensure_scratch(8) < 0:
+        self.lanes = <Lane *> calloc(n_shards, sizeof(Lane))
+        if self.lanes == NULL:
             raise MemoryError()
+        self.n_shards = n_shards
+        for k in range(n_shards):
+            L = &self.lanes[k]
+            if n_shards == 1:
+                L.u = &self.w[0]
+                L.work = &self.work[0]
+                L.ybuf = &self.ybuf[0]
+            else:
+                L.u = <double *> malloc(max(structure.n_weights, 1) * sizeof(double))
+                L.work = <double *> calloc(ws_size, sizeof(double))
+                L.ybuf = <int *> calloc(self.Lmax, sizeof(int))
+                L.record = True
+            L.gwork = <double *> calloc(ws_size, sizeof(double))
+            L.rlabels = <int *> calloc(R * self.Lmax, sizeof(int))
+            L.rvalues = <double *> calloc(R, sizeof(double))
+            if (L.u == NULL or L.work == NULL or L.ybuf == NULL or L.gwork == NULL or L.rlabels == NULL
+                    or L.rvalues == NULL
+                    or _lane_scratch(L, 8) < 0):
+                raise MemoryError()
 
     def release(self):
         DualSolver.release(self)
         self.slack = None
+        self._free_lanes()
+
+    cdef void _free_lanes(self):
+        cdef Py_ssize_t k
+        if self.lanes != NULL:
+            for k in range(self.n_shards):
+                _lane_free(&self.lanes[k], self.n_shards > 1)
+            free(self.lanes)
+            self.lanes = NULL
 
     def __dealloc__(self):
-        free(self.H)
-        free(self.dalpha)
-        free(self.flags)
-        free(self.rows)
+        self._free_lanes()
 
-    cdef int _ensure_scratch(self, Py_ssize_t m) noexcept nogil:
-        cdef double *h
-        cdef double *d
-        cdef char *f
-        if m <= self.scratch_cap:
-            return 0
-        m = max(m, 2 * self.scratch_cap)
-        h = <double *> realloc(self.H, m * sizeof(double))
-        if h == NULL:
-            return -1
-        self.H = h
-        d = <double *> realloc(self.dalpha, m * sizeof(double))
-        if d == NULL:
-            return -1
-        self.dalpha = d
-        f = <char *> realloc(self.flags, m * sizeof(char))
-        if f == NULL:
-            return -1
-        self.flags = f
-        d = <double *> realloc(self.rows, 2 * m * sizeof(double))
-        if d == NULL:
-            return -1
-        self.rows = d
-        self.scratch_cap = m
-        return 0
-
-    cdef double _visit(self, Py_ssize_t i, bint use_oracle, double inner_tol, Py_ssize_t slot) noexcept nogil:
-        """Optimise example i's sub-problem; returns its KKT violation before the visit (-1 on OOM).
-        slot >= 0: the oracle's answer was computed before (at other weights) and sits in that
-        slot of the block buffers; slot < 0: call the oracle here (if use_oracle)."""
-        cdef double *w = &self.w[0]
-        cdef double m, d, gap, q, delta, viol, hmin
-        cdef int k, n, up, down, step
+    cdef double _visit(self, Lane *L, Py_ssize_t i, bint use_oracle, double inner_tol,
+                       Py_ssize_t slot) noexcept nogil:
+        """Optimise example i's sub-problem against the lane's weights; returns its KKT violation
+        before the visit (-1 on OOM). slot >= 0: the oracle's answer was computed before (at other
+        weights) and sits in that slot of the block buffers; slot < 0: call the oracle here (if
+        use_oracle). A recording lane (sharded pass) saves the alphas before the SMO steps and the
+        shrinking flags instead of shrinking (the combination of the shards may scale the step)."""
+        cdef double *w = L.u
+        cdef double m, d, gap, q, delta, viol, hmin, dl
+        cdef int k, n, up, down, step, count
         cdef Py_ssize_t c
         cdef double *alpha
         cdef double *G
         cdef double *gu
         cdef double *gd
-        cdef double *H = self.H
-        cdef double *dalpha = self.dalpha
+        cdef double *H
+        cdef double *dalpha
+        cdef const double *loss
         cdef double t0
         cdef const int *y
         cdef bint fresh = use_oracle and slot < 0    # work holds this oracle's unary scores
-        cdef Py_ssize_t rslot, R = max(self.n_runners, 1)
+        cdef Py_ssize_t R = max(self.n_runners, 1)
+        cdef const int *rlabels
+        cdef const double *rvalues
         cdef const int *yr
         cdef bint moved = False
+        cdef double sigma = self.sigma
         if use_oracle:
             if slot < 0:
                 t0 = _now()
-                self.st.oracle(w, i, 1.0, &self.ybuf[0], &m, &d, &self.work[0])
-                y = &self.ybuf[0]
-                rslot = self.batch_cap
-                self.b_rcount[rslot] = self.st.runners_up(
-                    i, 1.0, y, self.n_runners, &self.b_rlabels[rslot * R * self.Lmax],
-                    &self.b_rvalues[rslot * R], &self.work[0])
-                self.oracle_seconds += _now() - t0
+                self.st.oracle(w, i, 1.0, L.ybuf, &m, &d, L.work)
+                y = L.ybuf
+                count = self.st.runners_up(i, 1.0, y, self.n_runners, L.rlabels, L.rvalues, L.work)
+                rlabels = L.rlabels
+                rvalues = L.rvalues
+                L.oracle_seconds += _now() - t0
             else:
                 y = &self.b_labels[slot * self.Lmax]
                 d = self.b_delta[slot]
-                rslot = slot
-            self.n_oracle_calls += 1
-            if self.ws.find(i, y) < 0 and self.ws.add(i, y, d) < 0:
+                count = self.b_rcount[slot]
+                rlabels = &self.b_rlabels[slot * R * self.Lmax]
+                rvalues = &self.b_rvalues[slot * R]
+            L.oracle_calls += 1
+            if self.ws.find(i, y) < 0 and self.ws.add_using(i, y, d, L.gwork) < 0:
                 return -1.0
             # the runners-up that violate at the true label's dual value (H > 0)
-            for k in range(self.b_rcount[rslot]):
-                if self.b_rvalues[rslot * R + k] <= 0.0:
+            for k in range(count):
+                if rvalues[k] <= 0.0:
                     break
-                yr = &self.b_rlabels[(rslot * R + k) * self.Lmax]
-                if self.ws.find(i, yr) < 0 and self.ws.add(i, yr, self.st.loss(i, yr)) < 0:
+                yr = rlabels + k * self.Lmax
+                if self.ws.find(i, yr) < 0 and self.ws.add_using(i, yr, self.st.loss(i, yr), L.gwork) < 0:
                     return -1.0
         n = self.ws.size[i]
         if n < 2:
             return 0.0
-        if self._ensure_scratch(n) < 0:
+        if _lane_scratch(L, n) < 0:
             return -1.0
-        H = self.H
-        dalpha = self.dalpha
+        H = L.H
+        dalpha = L.dalpha
         alpha = self.ws.alpha(i)
+        loss = self.ws.loss(i)
         G = self.ws.gram(i)
         c = self.ws.cap[i]
-        gu = self.rows
-        gd = self.rows + n
-        self.st.margins(w, i, self.ws.labels(i), n, H, &self.work[0], fresh)
+        gu = L.rows
+        gd = L.rows + n
+        if L.record and _lane_record(L, i, alpha, n) < 0:
+            return -1.0
+        self.st.margins(w, i, self.ws.labels(i), n, H, L.work, fresh)
         for k in range(n):
-            H[k] += self.ws.loss(i)[k]
+            H[k] += loss[k]
             dalpha[k] = 0.0
         viol = 0.0
         for step in range(self.max_inner):
@@ -245,12 +399,12 @@ cdef class SDMSolver(DualSolver):
             if gap <= inner_tol or up == down:
                 break
             if G == NULL:   # the structure's Gram is cheap: the two rows, now
-                self.st.gram_row(i, self.ws.label(i, up), self.ws.labels(i), n, gu, &self.work[0])
-                self.st.gram_row(i, self.ws.label(i, down), self.ws.labels(i), n, gd, &self.work[0])
+                self.st.gram_row(i, self.ws.label(i, up), self.ws.labels(i), n, gu, L.work)
+                self.st.gram_row(i, self.ws.label(i, down), self.ws.labels(i), n, gd, L.work)
             else:
                 gu = G + up * c
                 gd = G + down * c
-            q = self.sigma * (gu[up] + gd[down] - 2.0 * gu[down])
+            q = sigma * (gu[up] + gd[down] - 2.0 * gu[down])
             delta = gap / q if q > 1e-300 else alpha[down]
             if delta >= alpha[down]:
                 delta = alpha[down]
@@ -261,22 +415,30 @@ cdef class SDMSolver(DualSolver):
             dalpha[up] += delta
             dalpha[down] -= delta
             for k in range(n):
-                H[k] -= self.sigma * delta * (gu[k] - gd[k])
-            self.n_smo_steps += 1
+                H[k] -= sigma * delta * (gu[k] - gd[k])
+            L.smo_steps += 1
             moved = True
         if moved:   # (a visit that changes nothing must not sweep the example's weight rows)
-            if self.sigma != 1.0:
+            if L.record:
+                dl = 0.0
                 for k in range(n):
-                    dalpha[k] *= self.sigma
-            self.st.update_many(w, i, dalpha, self.ws.labels(i), n, &self.work[0])
+                    dl += dalpha[k] * loss[k]
+                L.dL += dl
+            if sigma != 1.0:
+                for k in range(n):
+                    dalpha[k] *= sigma
+            self.st.update_many(w, i, dalpha, self.ws.labels(i), n, L.work)
         # Shrinking: drop members with alpha = 0 that do not violate the optimality conditions.
         hmin = 1e300
         for k in range(n):
             if alpha[k] > 0.0 and H[k] < hmin:
                 hmin = H[k]
         for k in range(n):
-            self.flags[k] = alpha[k] > 0.0 or H[k] >= hmin
-        self.ws.keep(i, self.flags)
+            L.flags[k] = alpha[k] > 0.0 or H[k] >= hmin
+        if L.record:
+            memcpy(L.keepable + L.rec_off[L.n_rec - 1], L.flags, n * sizeof(char))
+        else:
+            self.ws.keep(i, L.flags)
         return viol
 
     cdef Py_ssize_t _build_order(self, bint use_oracle) noexcept nogil:
@@ -290,10 +452,80 @@ cdef class SDMSolver(DualSolver):
             rng_shuffle(&self.rng_state, &self.order[0], m)
         return m
 
+    cdef void _shard_pass(self, Lane *L) noexcept nogil:
+        """One shard's visits of a sharded pass: sequential SDM on order[L.start:L.stop] against its
+        own copy of the pass's starting weights."""
+        cdef Py_ssize_t t
+        cdef double v
+        memcpy(L.u, &self.w[0], self.st.n_weights * sizeof(double))
+        L.dL = 0.0
+        L.vmax = 0.0
+        L.n_rec = 0
+        L.n_saved = 0
+        L.failed = False
+        for t in range(L.start, L.stop):
+            v = self._visit(L, self.order[t], self.job_oracle, self.job_tol, -1)
+            if v == -1.0:
+                L.failed = True
+                return
+            if v > L.vmax:
+                L.vmax = v
+
+    cdef double _combine(self) noexcept nogil:
+        """After a sharded pass: w += step * (sum of the shards' changes), the step minimising the
+        dual along that direction within [0, 1] (so every alpha stays feasible: it moves by the
+        same fraction of its change); then the alphas follow and the deferred shrinking runs.
+        Returns the step."""
+        cdef Py_ssize_t j, k, r, i, nw = self.st.n_weights, off, n, S = self.n_shards
+        cdef double *w = &self.w[0]
+        cdef double dw, a = 0.0, b = 0.0, dL = 0.0, step = 1.0, old
+        cdef double *alpha
+        cdef char *keep
+        cdef bint drop
+        cdef Lane *L
+        for k in range(S):
+            dL += self.lanes[k].dL
+        for j in range(nw):
+            dw = 0.0
+            for k in range(S):
+                dw += self.lanes[k].u[j] - w[j]
+            a += w[j] * dw
+            b += dw * dw
+        # the dual along the direction: (1 / (2 sigma)) |w + step dw|^2 - step dL (sigma: CoCoA+'s
+        # and Catalyst's scaling, dw = sigma * the change of A alpha)
+        if b > 0.0:
+            step = (self.sigma * dL - a) / b
+            step = min(1.0, max(0.0, step))
+        for j in range(nw):
+            dw = 0.0
+            for k in range(S):
+                dw += self.lanes[k].u[j] - w[j]
+            w[j] += step * dw
+        for k in range(S):
+            L = &self.lanes[k]
+            for r in range(L.n_rec):
+                i = L.rec_i[r]
+                off = L.rec_off[r]
+                n = L.rec_off[r + 1] - off
+                alpha = self.ws.alpha(i)
+                keep = L.keepable + off
+                if step < 1.0:
+                    for j in range(n):
+                        old = L.saved[off + j]
+                        alpha[j] = old + step * (alpha[j] - old)
+                drop = False
+                for j in range(n):
+                    keep[j] = keep[j] or alpha[j] > 0.0
+                    drop = drop or not keep[j]
+                if drop:
+                    self.ws.keep(i, keep)
+        return step
+
     cdef void compute(self, int kind, Py_ssize_t base, Py_ssize_t lo, Py_ssize_t hi,
                        Py_ssize_t tid) noexcept nogil:
-        """One claimed range of shared work, with thread tid's scratch (reads w only)."""
-        cdef Py_ssize_t t, b, i
+        """One claimed range of shared work, with thread tid's scratch (reads w only) -- or, for
+        JOB_SHARDS, shards lo..hi-1 with their own lanes."""
+        cdef Py_ssize_t t, b, i, k
         cdef double m, d
         cdef double *w = &self.w[0]
         cdef double *work = &self.t_work[tid, 0]
@@ -306,6 +538,9 @@ cdef class SDMSolver(DualSolver):
                 self.b_rcount[b] = self.st.runners_up(
                     self.order[t], 1.0, &self.b_labels[b * self.Lmax], self.n_runners,
                     &self.b_rlabels[b * R * self.Lmax], &self.b_rvalues[b * R], work)
+        elif kind == JOB_SHARDS:
+            for k in range(lo, hi):
+                self._shard_pass(&self.lanes[k])
         else:
             for i in range(lo, hi):
                 if self.Cs[i] > 0.0:
@@ -319,7 +554,7 @@ cdef class SDMSolver(DualSolver):
         cdef Py_ssize_t t
         cdef double v, vmax = 0.0
         for t in range(start, stop):
-            v = self._visit(self.order[t], True, inner_tol, t - start)
+            v = self._visit(&self.lanes[0], self.order[t], True, inner_tol, t - start)
             if v == -1.0:
                 return -1.0
             if v > vmax:
@@ -328,21 +563,45 @@ cdef class SDMSolver(DualSolver):
 
     def run_pass(self, bint use_oracle, double inner_tol, Py_ssize_t batch=1):
         """One pass over the examples in random order; returns the maximal KKT violation seen.
-        batch > 1 (type-I passes): the oracles of each block of `batch` examples are asked at the
-        block's starting weights, shared with the running helpers."""
-        cdef Py_ssize_t t, s, e, i, m = 0, grain
+        batch > 1 (type-I passes of the plain method): the oracles of each block of `batch`
+        examples are asked at the block's starting weights, shared with the running helpers.
+        n_shards > 1: the shuffled examples are cut into n_shards equal ranges, each visited
+        sequentially against its own copy of w (shared with the helpers), then combined."""
+        cdef Py_ssize_t t, s, e, i, k, m = 0, grain, S = self.n_shards
         cdef double v, vmax = 0.0, t0
         cdef bint oom = False
+        cdef Lane *L
+        cdef Lane *L0
+        if self.lanes == NULL:
+            raise ValueError("the solver was released")
+        L0 = &self.lanes[0]
         if batch > self.batch_cap:
             raise ValueError(f"batch {batch} exceeds the block buffers ({self.batch_cap})")
         # claims of about a quarter of a thread's share: late or slow helpers cost little
         grain = max(1, batch // (4 * self.n_threads))
         with nogil:
             m = self._build_order(use_oracle)
-            if batch <= 1 or not use_oracle:
+            if S > 1:
+                self.job_oracle = use_oracle
+                self.job_tol = inner_tol
+                s = 0
+                while s < m and not oom:     # rounds of S ranges of shard_block examples
+                    e = min(s + S * self.shard_block, m)
+                    for k in range(S):
+                        self.lanes[k].start = s + k * (e - s) // S
+                        self.lanes[k].stop = s + (k + 1) * (e - s) // S
+                    self._share(JOB_SHARDS, 0, S, 1)
+                    for k in range(S):
+                        oom = oom or self.lanes[k].failed
+                        vmax = max(vmax, self.lanes[k].vmax)
+                    if not oom:
+                        self.last_step = self._combine()
+                        self.ws.maybe_compact()
+                    s = e
+            elif batch <= 1 or not use_oracle:
                 for t in range(m):
                     i = self.order[t]
-                    v = self._visit(i, use_oracle, inner_tol, -1)
+                    v = self._visit(L0, i, use_oracle, inner_tol, -1)
                     if v == -1.0:
                         oom = True
                         break
@@ -355,7 +614,7 @@ cdef class SDMSolver(DualSolver):
                     e = min(s + batch, m)
                     t0 = _now()
                     self._share(JOB_ORACLES, s, e, grain)
-                    self.oracle_seconds += _now() - t0
+                    L0.oracle_seconds += _now() - t0
                     v = self._visits(s, e, inner_tol)
                     if v == -1.0:
                         oom = True
@@ -364,6 +623,13 @@ cdef class SDMSolver(DualSolver):
                         vmax = v
                     self.ws.maybe_compact()
                     s = e
+            for k in range(S):
+                L = &self.lanes[k]
+                self.n_smo_steps += L.smo_steps
+                self.n_oracle_calls += L.oracle_calls
+                self.oracle_seconds += L.oracle_seconds
+                L.smo_steps = L.oracle_calls = 0
+                L.oracle_seconds = 0.0
         if oom:
             raise MemoryError("SDM working sets")
         return vmax

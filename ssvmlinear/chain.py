@@ -116,7 +116,7 @@ class ChainSSVM(ClassifierMixin, StructuredSSVM):
     def __init__(self, C=1.0, solver=None, loss="margin", tol=None, max_iter=1000, fit_intercept=False,
                  intercept_scaling=1.0, start_end=False, normalize_loss=False, exact_violators=False,
                  n_jobs=None, random_state=None, verbose=0, warm_start=False, callback=None,
-                 search="hull", batch_size=1, average=True, projection=False, oracle_batch=1, gdmm_rho=1.0,
+                 search="hull", batch_size=1, average=True, projection=False, oracle_batch=1, shards=1, gdmm_rho=1.0,
                  gdmm_eta=0.5, fmo_subsets=1):
         self.C = C
         self.solver = solver
@@ -138,6 +138,7 @@ class ChainSSVM(ClassifierMixin, StructuredSSVM):
         self.average = average
         self.projection = projection
         self.oracle_batch = oracle_batch
+        self.shards = shards
         self.gdmm_rho = gdmm_rho
         self.gdmm_eta = gdmm_eta
         self.fmo_subsets = fmo_subsets

@@ -52,6 +52,10 @@ options:
 	-s 0: SDM oracle block: the loss-augmented inferences of a block of examples are made
 	at the block's starting weights in -n threads, then its examples are updated in turn
 	(1 = the sequential method; results depend on -b, not on -n)
+-P shards : -s 0: SDM's passes run in rounds cut into `shards` shards, visited concurrently in
+	-n threads against their own copies of w and combined by an exact line search on the dual
+	(default 1 = the sequential method; results depend on -P, not on -n; instead of -b > 1;
+	pays for chains: -P 2 -n 2)
 -F subsets : -s 6: sublinear factorwise oracles, each token searching one of `subsets` blocks
 	of tags, tag pairs searched in ordered multimaps (default 1: exact oracles)
 -c cost : set the parameter C (default 1); objective 1/2||w||^2 + C sum_i loss_i
@@ -176,7 +180,7 @@ def train_main(argv=None):
         sys.stdout.write(TRAIN_USAGE)
         return 1
     spec = {"s": int, "t": str, "c": float, "e": float, "B": float, "m": int, "v": int, "n": int,
-            "r": int, "q": None, "l": str, "S": str, "b": int, "F": int, "-scheduler": str,
+            "r": int, "q": None, "l": str, "S": str, "b": int, "F": int, "P": int, "-scheduler": str,
             **{flag: str for flag in STRUCTURE_FLAGS}}
     try:
         opts, rest = _parse_options(argv, spec)
@@ -203,6 +207,12 @@ def train_main(argv=None):
                 raise UsageError(f"-S: unknown search {opts['S']!r}; expected one of {', '.join(METHODS)}")
         if opts.get("b", 1) < 1:
             raise UsageError("-b: batch size must be >= 1")
+        if "P" in opts and str(stype) not in _types_taking("P").split(", "):
+            raise UsageError(f"-P applies to -s {_types_taking('P')}")
+        if opts.get("P", 1) < 1:
+            raise UsageError("-P: the number of shards must be >= 1")
+        if opts.get("P", 1) > 1 and opts.get("b", 1) > 1:
+            raise UsageError("-b and -P: SDM's threads share either oracle blocks or shards, not both")
         if "F" in opts and str(stype) not in _types_taking("F").split(", "):
             raise UsageError(f"-F applies to -s {_types_taking('F')}")
         if opts.get("F", 1) < 1:

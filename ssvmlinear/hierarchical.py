@@ -73,7 +73,7 @@ class HierarchicalSSVM(ClassifierMixin, StructuredSSVM):
     def __init__(self, hierarchy=None, model="nhsvm", alpha="rho2", task_loss=None, T=1.5, C=1.0, solver=None,
                  loss="margin", tol=None, max_iter=1000, fit_intercept=True, intercept_scaling=1.0, n_jobs=None,
                  random_state=None, verbose=0, warm_start=False, callback=None, search="hull", batch_size=1,
-                 average=True, projection=False, oracle_batch=1, max_alternations=20, shared_tol=1e-4):
+                 average=True, projection=False, oracle_batch=1, shards=1, max_alternations=20, shared_tol=1e-4):
         self.hierarchy = hierarchy
         self.max_alternations = max_alternations
         self.shared_tol = shared_tol
@@ -98,6 +98,7 @@ class HierarchicalSSVM(ClassifierMixin, StructuredSSVM):
         self.average = average
         self.projection = projection
         self.oracle_batch = oracle_batch
+        self.shards = shards
 
     def _coefficients(self, h):
         alpha = node_alpha(h, "leaves" if self.model == "flat" else self.alpha, self.T)

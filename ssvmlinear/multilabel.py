@@ -46,7 +46,7 @@ class MultiLabelSSVM(MultiOutputMixin, ClassifierMixin, StructuredSSVM):
 
     Parameters as ChainSSVM (C, solver, loss, tol, max_iter, fit_intercept, intercept_scaling,
     normalize_loss, exact_violators, n_jobs, random_state, verbose, warm_start, callback, search,
-    batch_size, average, projection, oracle_batch, gdmm_rho, gdmm_eta, fmo_subsets) with the same meanings and
+    batch_size, average, projection, oracle_batch, shards, gdmm_rho, gdmm_eta, fmo_subsets) with the same meanings and
     stopping rules (solver="gdmm" needs edges: per example, the active labels and their pairs are the
     explicit factors, the other labels are searched fmo_subsets blocks at a time); solver=None picks
     "sdcd" for loss="lse", "sdm" for loss="margin" and Pegasos for the other surrogates
@@ -89,7 +89,7 @@ class MultiLabelSSVM(MultiOutputMixin, ClassifierMixin, StructuredSSVM):
     def __init__(self, C=1.0, solver=None, loss="margin", tol=None, max_iter=1000, fit_intercept=True,
                  intercept_scaling=1.0, normalize_loss=False, exact_violators=False, n_jobs=None,
                  random_state=None, verbose=0, warm_start=False, callback=None, search="hull", batch_size=1,
-                 average=True, projection=False, oracle_batch=1, edges=None, gdmm_rho=1.0, gdmm_eta=0.5,
+                 average=True, projection=False, oracle_batch=1, shards=1, edges=None, gdmm_rho=1.0, gdmm_eta=0.5,
                  fmo_subsets=1):
         self.C = C
         self.solver = solver
@@ -110,6 +110,7 @@ class MultiLabelSSVM(MultiOutputMixin, ClassifierMixin, StructuredSSVM):
         self.average = average
         self.projection = projection
         self.oracle_batch = oracle_batch
+        self.shards = shards
         self.gdmm_rho = gdmm_rho
         self.gdmm_eta = gdmm_eta
         self.fmo_subsets = fmo_subsets

@@ -59,8 +59,8 @@ def _only(*losses):
 
 def _run_sdm(est, structure, Cs, args, kw, gap_tol, primal):
     from .solvers import fit_sdm
-    return fit_sdm(structure, Cs, *args, n_jobs=est.n_jobs, oracle_batch=int(est.oracle_batch), gap_tol=gap_tol,
-                   **kw)
+    return fit_sdm(structure, Cs, *args, n_jobs=est.n_jobs, oracle_batch=int(est.oracle_batch),
+                   shards=int(getattr(est, "shards", 1)), gap_tol=gap_tol, **kw)
 
 
 def _run_sdcd(est, structure, Cs, args, kw, gap_tol, primal):
@@ -97,8 +97,9 @@ def _run_pegasos(est, structure, Cs, args, kw, gap_tol, primal):
 SOLVERS = {s.name: s for s in (
     SolverSpec("sdm", cli=((0, "margin", "sequential dual method, margin rescaling (SDM)"),),
                default_for=("margin",), default_tol=0.1, accepts=_only("margin"), run=_run_sdm,
-               constraints={"oracle_batch": [Interval(numbers.Integral, 1, None, closed="left")]},
-               cli_options={"b": "oracle_batch"}),
+               constraints={"oracle_batch": [Interval(numbers.Integral, 1, None, closed="left")],
+                            "shards": [Interval(numbers.Integral, 1, None, closed="left")]},
+               cli_options={"b": "oracle_batch", "P": "shards"}),
     SolverSpec("sdcd", cli=((1, "lse", "sequential dual coordinate descent, linear summed error (LSE-SDCD)"),),
                default_for=("lse",), default_tol=1e-4, accepts=_only("lse"), run=_run_sdcd),
     SolverSpec("cutting-plane", cli=((2, None, "one-slack cutting plane, margin rescaling or a convex "

@@ -307,3 +307,20 @@ def test_predict_refuses_a_test_file_of_another_kind(chain_files, tmp_path, caps
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and str(data) in err and message in err
         assert not out.exists()
+
+
+def test_sdm_shards_from_the_cli(train_test_files, tmp_path):
+    """-s 0 -P: the same model for any -n, the API's with shards; -P checked like -b."""
+    train, _ = train_test_files
+    models = []
+    for jobs in ("1", "2"):
+        model = tmp_path / f"m{jobs}.model"
+        assert train_main(["-P", "2", "-n", jobs, "-e", "0.001", "-q", str(train), str(model)]) == 0
+        models.append(load_model(model))
+    np.testing.assert_array_equal(models[0].coef_, models[1].coef_)
+    X, y = load_svmlight_file(train, zero_based=False)
+    est = MulticlassSSVM(tol=0.001, shards=2, random_state=1, fit_intercept=False).fit(X, y)
+    np.testing.assert_array_equal(models[0].coef_, est.coef_)
+    for bad in (["-P", "0"], ["-s", "2", "-P", "2"], ["-b", "4", "-P", "2"]):
+        assert train_main([*bad, "-q", str(train), str(tmp_path / "bad.model")]) == 1
+    assert not (tmp_path / "bad.model").exists()
