@@ -245,7 +245,7 @@ cdef class SDMSolver(DualSolver):
 
     def __init__(self, Structure structure, Cs, unsigned long long seed=0, int max_inner=100,
                  Py_ssize_t batch=1, Py_ssize_t n_threads=1, int n_runners=RUNNERS_UP,
-                 Py_ssize_t n_shards=1):
+                 Py_ssize_t n_shards=1, Py_ssize_t shard_block=0):
         cdef Py_ssize_t k, R, ws_size
         cdef Lane *L
         DualSolver.__init__(self, structure, Cs, seed)
@@ -255,7 +255,7 @@ cdef class SDMSolver(DualSolver):
         self.n_smo_steps = 0
         self.oracle_seconds = 0.0
         self.last_step = 1.0
-        self.shard_block = max(SHARD_BLOCK, structure.n_weights // 8)
+        self.shard_block = shard_block if shard_block > 0 else max(SHARD_BLOCK, structure.n_weights // 8)
         self.team = Team(n_threads)
         self.Lmax = max(structure.max_label_len, 1)
         self.batch_cap = batch

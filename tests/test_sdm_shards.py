@@ -79,13 +79,17 @@ def _check_state(solver, Cs, structure):
     np.testing.assert_allclose(solver.coef, w, rtol=1e-9, atol=1e-10)
 
 
-def test_line_search_steps_keep_the_dual_feasible_and_increasing():
+@pytest.mark.parametrize("block", [0, 2])
+def test_line_search_steps_keep_the_dual_feasible_and_increasing(block):
     """Many shards on a small problem overlap strongly: the combination takes steps < 1, which
     scale every alpha's change (shrinking deferred to members that end at 0) -- alpha stays
-    feasible, w consistent with it, and the dual never decreases."""
+    feasible, w consistent with it, and the dual never decreases; in one round per pass (the
+    default block is larger than the problem) or in rounds of 6 x 2 examples; and the passes
+    reach the plain method's optimum."""
     st, _, _, lengths, _ = random_chain_problem(5, n_seq=30, max_T=5, K=3)
     Cs = np.full(len(lengths), 2.0)
-    solver = SDMSolver(st, Cs, 0, n_shards=6)
+    solver = SDMSolver(st, Cs, 0, n_shards=6, shard_block=block)
+    assert solver.shard_block == (block or 256)
     last = solver.dual()
     steps = []
     for p in range(30):
@@ -96,7 +100,14 @@ def test_line_search_steps_keep_the_dual_feasible_and_increasing():
         last = dual
         _check_state(solver, Cs, st)
     assert min(steps) < 0.99, "no step < 1: the scaled path was not exercised"
-    assert solver.shard_block >= 256
+    for p in range(3000):
+        if solver.run_pass(True, 1e-10) <= 1e-9:
+            break
+        for _ in range(100):
+            if solver.run_pass(False, 1e-10) <= 1e-9:
+                break
+    ref = fit_sdm(st, Cs, 1e-9, 100000, 0)
+    assert solver.dual() == pytest.approx(ref.dual, rel=1e-8)
 
 
 def test_parameter_validation():
