@@ -19,8 +19,9 @@ Protocol, per n (rows), interleaved within each of --reps repetitions:
              trajectory is deterministic, so the state is the monitored run's); the time is the
              solver's own clock (timestamps_[-1]: passes only, not the structure set-up), and
              the objective is checked again at the end.
-Rows for n_jobs = 1 and (with --oracle-batch B) n_jobs = 2 with oracle blocks of B (SDM's only
-threaded phase; results do not depend on n_jobs). Ratios are SDM seconds / LIBLINEAR seconds
+Rows for n_jobs = 1, (with --oracle-batch B) n_jobs = 2 with oracle blocks of B (threaded oracles,
+sequential visits) and (with --shards S) n_jobs = 2 with S shards (whole passes threaded, combined
+by a line search); results do not depend on n_jobs. Ratios are SDM seconds / LIBLINEAR seconds
 (medians). Issue 18 asks for <= 0.7 with one thread and <= 0.45 with two.
 --ocr C [C ...] runs the same protocol on OCR letters (dense, 128 features, K = 26: training folds
 1-9 flattened to letters, multiclass_vs_liblinear's "large" split) at each C: issue 18's "OCR stays
@@ -153,6 +154,7 @@ def main():
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--oracle-batch", type=int, default=64, help="SDM's oracle blocks for the n_jobs = 2 row "
                                                                  "(0: no such row)")
+    ap.add_argument("--shards", type=int, default=2, help="SDM's shards for another n_jobs = 2 row (0: no such row)")
     ap.add_argument("--ocr", nargs="*", type=float, default=[], metavar="C",
                     help="also OCR letters (large split) at these C")
     args = ap.parse_args()
@@ -172,6 +174,8 @@ def main():
         if args.oracle_batch:
             configs.append((f"SDM, n_jobs=2, oracle_batch={args.oracle_batch}",
                             dict(n_jobs=2, oracle_batch=args.oracle_batch)))
+        if args.shards:
+            configs.append((f"SDM, n_jobs=2, shards={args.shards}", dict(n_jobs=2, shards=args.shards)))
         # (oracle blocks change the trajectory: each configuration gets its own monitored run)
         found = {}
         for name, kw in configs:
