@@ -131,57 +131,42 @@ cdef struct Lane:
     char pad[64]           # lanes run on different threads: no cache line shared with the next
 
 
+cdef inline int _resize(void **p, size_t nbytes) noexcept nogil:
+    """realloc *p to nbytes in place (-1, *p untouched: out of memory)."""
+    cdef void *q = realloc(p[0], nbytes)
+    if q == NULL:
+        return -1
+    p[0] = q
+    return 0
+
+
 cdef int _lane_scratch(Lane *L, Py_ssize_t m) noexcept nogil:
     """Room for m members in the lane's visit arrays (-1: out of memory)."""
-    cdef void *p
     if m <= L.cap:
         return 0
     m = max(m, 2 * L.cap)
-    p = realloc(L.H, m * sizeof(double))
-    if p == NULL:
+    if (_resize(<void **> &L.H, m * sizeof(double)) < 0 or _resize(<void **> &L.dalpha, m * sizeof(double)) < 0
+            or _resize(<void **> &L.flags, m * sizeof(char)) < 0
+            or _resize(<void **> &L.rows, 2 * m * sizeof(double)) < 0):
         return -1
-    L.H = <double *> p
-    p = realloc(L.dalpha, m * sizeof(double))
-    if p == NULL:
-        return -1
-    L.dalpha = <double *> p
-    p = realloc(L.flags, m * sizeof(char))
-    if p == NULL:
-        return -1
-    L.flags = <char *> p
-    p = realloc(L.rows, 2 * m * sizeof(double))
-    if p == NULL:
-        return -1
-    L.rows = <double *> p
     L.cap = m
     return 0
 
 
 cdef int _lane_record(Lane *L, Py_ssize_t i, const double *alpha, Py_ssize_t n) noexcept nogil:
     """Record a visit of example i with its n alphas before the visit (-1: out of memory)."""
-    cdef void *p
     cdef Py_ssize_t m
     if L.n_rec == L.rec_cap:
         m = max(64, 2 * L.rec_cap)
-        p = realloc(L.rec_i, m * sizeof(Py_ssize_t))
-        if p == NULL:
+        if (_resize(<void **> &L.rec_i, m * sizeof(Py_ssize_t)) < 0
+                or _resize(<void **> &L.rec_off, (m + 1) * sizeof(Py_ssize_t)) < 0):
             return -1
-        L.rec_i = <Py_ssize_t *> p
-        p = realloc(L.rec_off, (m + 1) * sizeof(Py_ssize_t))
-        if p == NULL:
-            return -1
-        L.rec_off = <Py_ssize_t *> p
         L.rec_cap = m
     if L.n_saved + n > L.saved_cap:
         m = max(L.n_saved + n, 2 * L.saved_cap, 256)
-        p = realloc(L.saved, m * sizeof(double))
-        if p == NULL:
+        if (_resize(<void **> &L.saved, m * sizeof(double)) < 0
+                or _resize(<void **> &L.keepable, m * sizeof(char)) < 0):
             return -1
-        L.saved = <double *> p
-        p = realloc(L.keepable, m * sizeof(char))
-        if p == NULL:
-            return -1
-        L.keepable = <char *> p
         L.saved_cap = m
     L.rec_i[L.n_rec] = i
     L.rec_off[L.n_rec] = L.n_saved

@@ -248,17 +248,19 @@ def test_model_write_is_atomic(tmp_path, monkeypatch):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m"]
 
 
-def test_sdm_oracle_blocks_from_the_cli(train_test_files, tmp_path):
-    """-s 0 -b: the same model for any -n, and the API's with oracle_batch."""
+@pytest.mark.parametrize("flag, value, param", [("-b", "16", "oracle_batch"), ("-P", "2", "shards")])
+def test_sdm_threads_from_the_cli(train_test_files, tmp_path, flag, value, param):
+    """-s 0 -b (oracle blocks) and -P (shards): the same model for any -n, the API's with
+    oracle_batch / shards, another than the plain method's."""
     train, _ = train_test_files
     models = []
     for jobs in ("1", "2"):
         model = tmp_path / f"m{jobs}.model"
-        assert train_main(["-b", "16", "-n", jobs, "-e", "0.001", "-q", str(train), str(model)]) == 0
+        assert train_main([flag, value, "-n", jobs, "-e", "0.001", "-q", str(train), str(model)]) == 0
         models.append(load_model(model))
     np.testing.assert_array_equal(models[0].coef_, models[1].coef_)
     X, y = load_svmlight_file(train, zero_based=False)
-    est = MulticlassSSVM(tol=0.001, oracle_batch=16, random_state=1, fit_intercept=False).fit(X, y)
+    est = MulticlassSSVM(tol=0.001, random_state=1, fit_intercept=False, **{param: int(value)}).fit(X, y)
     np.testing.assert_array_equal(models[0].coef_, est.coef_)
     plain = MulticlassSSVM(tol=0.001, random_state=1, fit_intercept=False).fit(X, y)
     assert not np.array_equal(plain.coef_, est.coef_)
@@ -309,18 +311,8 @@ def test_predict_refuses_a_test_file_of_another_kind(chain_files, tmp_path, caps
         assert not out.exists()
 
 
-def test_sdm_shards_from_the_cli(train_test_files, tmp_path):
-    """-s 0 -P: the same model for any -n, the API's with shards; -P checked like -b."""
+def test_sdm_shards_usage_errors(train_test_files, tmp_path):
     train, _ = train_test_files
-    models = []
-    for jobs in ("1", "2"):
-        model = tmp_path / f"m{jobs}.model"
-        assert train_main(["-P", "2", "-n", jobs, "-e", "0.001", "-q", str(train), str(model)]) == 0
-        models.append(load_model(model))
-    np.testing.assert_array_equal(models[0].coef_, models[1].coef_)
-    X, y = load_svmlight_file(train, zero_based=False)
-    est = MulticlassSSVM(tol=0.001, shards=2, random_state=1, fit_intercept=False).fit(X, y)
-    np.testing.assert_array_equal(models[0].coef_, est.coef_)
     for bad in (["-P", "0"], ["-s", "2", "-P", "2"], ["-b", "4", "-P", "2"]):
         assert train_main([*bad, "-q", str(train), str(tmp_path / "bad.model")]) == 1
     assert not (tmp_path / "bad.model").exists()
