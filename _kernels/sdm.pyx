@@ -32,13 +32,16 @@ examples are taken in rounds of S x shard_block; each round cuts them into S equ
 range (a shard) is visited by the sequential method above against its own copy of the round's
 starting weights -- the S shards concurrently, on whichever threads of the Team are free. Then the
 shards' changes are combined as one step of the dual along their sum Delta, from the exact line
-search in [0, 1] (the dual is quadratic along it; the full step whenever the exact one is >= 2/3,
-which keeps the alphas the shards set to 0 at 0): every alpha moves by the same fraction of its
+search in [0, 1] (the dual is quadratic along it): every alpha moves by the same fraction of its
 change, so the sums stay C_i and the dual never decreases; a shard's deferred shrinking applies to
 the members whose alpha ends at 0. Results depend on S, not on the number of threads. When the
 shards' changes add up well (nearly orthogonal), the step is 1 and a round does S shards' work in
 the time of one; when they overlap, the step is shorter (OCR chains, S = 2: 0.8-1.0; about 10 %
-more passes than the plain method to the same dual). At a fixed point nothing changes, so the
+more passes than the plain method to the same dual). A step below 1 leaves (1 - step) of every
+alpha a shard set to 0, so on problems where the shards overlap much (sparse multiclass) the KKT
+violations of type-II passes stall while the dual still rises; taking the full step whenever the
+exact one is >= 2/3 avoids that there but costs Catalyst's inner solves on chains many passes
+(OCR, C = 1: 506 instead of 319), so the step stays exact. At a fixed point nothing changes, so the
 optimum and the KKT stopping rule are the plain method's (the violations are measured at each
 shard's weights).
 
@@ -85,11 +88,6 @@ RUNNERS_UP = 1
 # passes to 1e-4 of the optimum with 2 shards: 272 at blocks of 64, 281 at 256, 294 at one
 # combination per pass; the plain method: 248).
 SHARD_BLOCK = 256
-# A combination takes the full step when the exact line search's step is at least this (see
-# _combine). Planted multiclass (200,000 rows, 2 shards), passes to a dual of 19620: 25 with the
-# exact step (its type-II passes stall at a violation of ~0.6), 19 with this rule (the plain
-# method: 14); OCR chains: the same time to 1e-4 of the optimum either way.
-cdef double FULL_STEP = 2.0 / 3.0
 
 # kinds of shared work
 cdef enum:
@@ -465,8 +463,8 @@ cdef class SDMSolver(DualSolver):
     cdef double _combine(self) noexcept nogil:
         """After a round: w += step * (sum of the shards' changes), the step from the exact line
         search along that direction within [0, 1] (so every alpha stays feasible: it moves by the
-        same fraction of its change; FULL_STEP); then the alphas follow and the deferred
-        shrinking runs. Returns the step."""
+        same fraction of its change); then the alphas follow and the deferred shrinking runs.
+        Returns the step."""
         cdef Py_ssize_t j, k, r, i, nw = self.st.n_weights, off, n, S = self.n_shards
         cdef double *w = &self.w[0]
         cdef double dw, a = 0.0, b = 0.0, dL = 0.0, step = 1.0, old
@@ -486,10 +484,7 @@ cdef class SDMSolver(DualSolver):
         # and Catalyst's scaling, dw = sigma * the change of A alpha)
         if b > 0.0:
             step = (self.sigma * dL - a) / b
-            # The full step when the exact one is >= FULL_STEP: it then gains at least 3/4 of the
-            # exact step's increase, and it keeps the alphas the shards set to zero at zero -- a
-            # shorter step leaves (1 - step) of them, so the KKT violation stays and shrinking stalls
-            step = 1.0 if step >= FULL_STEP else max(0.0, step)
+            step = min(1.0, max(0.0, step))
         for j in range(nw):
             dw = 0.0
             for k in range(S):
