@@ -161,8 +161,8 @@ def fit_sdm(structure, Cs, tol, max_iter, seed, verbose=0, callback=None, estima
     of w, then combined by an exact line search along the sum of their changes (_kernels/sdm.pyx).
     Results depend on S but not on n_jobs; the optimum and the stopping rules are the plain
     method's. It pays where visits are costly and the shards' changes add up (OCR chains: 2 shards
-    on 2 threads reach the plain method's dual within 1e-4 of the optimum in 0.53-0.74 of its time,
-    benchmarks/sdm_threads.py; with the default rule at C = 1, Catalyst's centres run longer); on the sparse planted multiclass problem the shards' changes
+    on 2 threads reach the plain method's dual within 1e-4 of the optimum in 0.55-0.75 of its time,
+    benchmarks/sdm_threads.py); on the sparse planted multiclass problem the shards' changes
     overlap and the passes nearly double, so there oracle blocks are the better use of threads. oracle_seconds then sums the shards' oracle time.
     """
     from joblib import effective_n_jobs
