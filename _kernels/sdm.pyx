@@ -223,7 +223,7 @@ cdef class SDMSolver(DualSolver):
     # the sharded pass being run (JOB_SHARDS)
     cdef bint job_oracle
     cdef double job_tol
-    # the last sharded pass's step along the sum of the shards' changes (1: all of it)
+    # the last round's step along the sum of the shards' changes (1: all of it)
     cdef readonly double last_step
     # examples per shard and round: a sharded pass combines the shards every S * shard_block visits
     cdef readonly Py_ssize_t shard_block
@@ -442,8 +442,8 @@ cdef class SDMSolver(DualSolver):
         return m
 
     cdef void _shard_pass(self, Lane *L) noexcept nogil:
-        """One shard's visits of a sharded pass: sequential SDM on order[L.start:L.stop] against its
-        own copy of the pass's starting weights."""
+        """One shard's visits of a round: sequential SDM on order[L.start:L.stop] against its own
+        copy of the round's starting weights."""
         cdef Py_ssize_t t
         cdef double v
         memcpy(L.u, &self.w[0], self.st.n_weights * sizeof(double))
