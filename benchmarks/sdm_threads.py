@@ -31,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
+DATA = Path(__file__).resolve().parent.parent / "data"
 RUNS = [("plain", dict(n_jobs=1)),
         ("blocks", dict(oracle_batch=64, n_jobs=2)),
         ("shards/1", dict(shards=2, n_jobs=1)),
