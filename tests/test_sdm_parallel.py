@@ -35,16 +35,22 @@ def test_chain_results_identical_for_any_n_jobs(batch):
     assert np.array_equal(fits[0].transition_, fits[1].transition_)
 
 
-@pytest.mark.parametrize("batch", [1, 16])
-def test_multiclass_and_multilabel_identical_for_any_n_jobs(batch):
+def check_multiclass_and_multilabel_identical_for_any_n_jobs(**params):
+    """SDM with params (oracle_batch, shards) fits the same multiclass and multi-label models with
+    n_jobs = 1 and 2."""
     X, y = random_multiclass(n=300, d=10, K=5, seed=2)
-    a, b = (MulticlassSSVM(C=1.0, tol=1e-2, oracle_batch=batch, n_jobs=j).fit(X, y) for j in (1, 2))
+    a, b = (MulticlassSSVM(C=1.0, tol=1e-2, n_jobs=j, **params).fit(X, y) for j in (1, 2))
     assert a.converged_ and same_fit(a, b)
     Y = np.zeros((300, 5), dtype=int)
     Y[np.arange(300), y] = 1
     Y[::3, 0] = 1
-    a, b = (MultiLabelSSVM(C=1.0, tol=1e-2, oracle_batch=batch, n_jobs=j).fit(X, Y) for j in (1, 2))
+    a, b = (MultiLabelSSVM(C=1.0, tol=1e-2, n_jobs=j, **params).fit(X, Y) for j in (1, 2))
     assert a.converged_ and same_fit(a, b)
+
+
+@pytest.mark.parametrize("batch", [1, 16])
+def test_multiclass_and_multilabel_identical_for_any_n_jobs(batch):
+    check_multiclass_and_multilabel_identical_for_any_n_jobs(oracle_batch=batch)
 
 
 def test_batches_change_the_path_not_the_optimum_on_chains():

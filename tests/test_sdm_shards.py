@@ -3,13 +3,13 @@ combined by a line search on the dual -- the same result for any n_jobs, the pla
 import numpy as np
 import pytest
 
-from ssvmlinear import ChainSSVM, MulticlassSSVM, MultiLabelSSVM
+from ssvmlinear import ChainSSVM, MulticlassSSVM
 from ssvmlinear._kernels.sdm import SDMSolver
 from ssvmlinear.solvers import fit_sdm
 
 from conftest import random_multiclass
 from test_chain_oracles import random_chain_problem
-from test_sdm_parallel import chain_data, same_fit
+from test_sdm_parallel import chain_data, check_multiclass_and_multilabel_identical_for_any_n_jobs, same_fit
 
 
 @pytest.mark.parametrize("shards", [2, 3])
@@ -20,14 +20,7 @@ def test_results_identical_for_any_n_jobs(shards):
     assert fits[0].converged_
     assert same_fit(fits[0], fits[1]) and same_fit(fits[0], fits[2])
     assert np.array_equal(fits[0].transition_, fits[2].transition_)
-    Xm, ym = random_multiclass(n=300, d=10, K=5, seed=2)
-    a, b = (MulticlassSSVM(C=1.0, tol=1e-2, shards=shards, n_jobs=j).fit(Xm, ym) for j in (1, 2))
-    assert a.converged_ and same_fit(a, b)
-    Y = np.zeros((300, 5), dtype=int)
-    Y[np.arange(300), ym] = 1
-    Y[::3, 0] = 1
-    a, b = (MultiLabelSSVM(C=1.0, tol=1e-2, shards=shards, n_jobs=j).fit(Xm, Y) for j in (1, 2))
-    assert a.converged_ and same_fit(a, b)
+    check_multiclass_and_multilabel_identical_for_any_n_jobs(shards=shards)
 
 
 @pytest.mark.parametrize("C", [0.1, 5.0])
@@ -67,7 +60,7 @@ def test_default_rule_and_catalyst_with_shards():
     assert tight.objective_ <= est.objective_ <= tight.objective_ * 1.01
 
 
-def _check_state(solver, Cs, structure):
+def _check_state(solver, Cs):
     """Every example's alphas are >= 0 and sum to C_i, and w is sum alpha dphi."""
     state = solver.get_state()
     sizes, alpha = state["sizes"], state["alpha"]
@@ -98,7 +91,7 @@ def test_line_search_steps_keep_the_dual_feasible_and_increasing(block):
         dual = solver.dual()
         assert dual >= last - 1e-9 * max(1.0, abs(last))
         last = dual
-        _check_state(solver, Cs, st)
+        _check_state(solver, Cs)
     assert min(steps) < 0.99, "no step < 1: the scaled path was not exercised"
     for p in range(3000):
         if solver.run_pass(True, 1e-10) <= 1e-9:
