@@ -283,7 +283,7 @@ class DualShard:
         type2_passes type-II passes, GDMM one pass (its factor steps and multiplier step).
         Returns (change of w, slack sum, linear term, rule value, passes, oracle calls); GDMM's
         rule value is its pass's (sum of block gaps, consistency violation)."""
-        from .solvers import TYPE2_RATIO
+        from .solvers import ascent_objective, run_type2_passes
         s = self.solver
         u = s.coef
         if self.method == "gdmm":
@@ -303,12 +303,9 @@ class DualShard:
             s.restricted_slack_sum() if evaluate else np.nan)
         calls = s.n_oracle_calls
         if self.method == "sdm":
+            before = ascent_objective(s)
             rule = s.run_pass(True, 0.1 * tol)
-            passes = 1
-            for _ in range(type2_passes):
-                passes += 1
-                if s.run_pass(False, 0.1 * tol) <= max(tol, TYPE2_RATIO * rule):
-                    break
+            passes = 1 + run_type2_passes(s, tol, 0.1 * tol, ascent_objective(s) - before, type2_passes)
         else:
             rule = s.run_pass(True, tol)[0]
             passes = 1

@@ -18,8 +18,14 @@ from ._kernels.sdcd import SDCDSolver
 
 # Type-II passes (working sets only) allowed between two type-I (oracle) passes.
 MAX_TYPE2_PASSES = 10
-# Type-II passes stop once the violation falls below max(tol, TYPE2_RATIO * last type-I violation).
-TYPE2_RATIO = 0.0
+# A type-II pass is followed by another only if it raised the dual by at least TYPE2_GAIN times
+# what the type-I pass did: their gains fall fast (on the planted multiclass problem 0.42, 0.22,
+# 0.13, ... of the oracle pass's), and a type-II pass costs 0.1-0.3 of a type-I pass (more where
+# the weights do not fit in cache). Passes to LIBLINEAR's objective (type-I + type-II), without
+# the rule / with 0.15: planted 200k 4 + 13 / 4 + 6, OCR letters C = 0.1 15 + 140 / 13 + 114;
+# OCR chains C = 0.1 to 1e-3 of the optimum 13 + 125 / 13 + 103-115; at C = 1 the rule rarely
+# fires (the type-II gains stay large). A gain, not a time: results stay deterministic.
+TYPE2_GAIN = 0.15
 
 
 LOGGER = logging.getLogger("ssvmlinear")
@@ -126,6 +132,32 @@ def catalyst_kappa(structure, Cs):
     return max(0.0, float(np.mean(Cs[Cs > 0])) * r2 / CATALYST_SCALE - 1.0)
 
 
+def ascent_objective(solver):
+    """The objective an SDM or SDCD solver's passes raise: its dual, minus (1/sigma - 1)/2 |w|^2
+    when it solves a scaled subproblem (sigma < 1: Catalyst's inner problems, CoCoA+'s local
+    ones; up to a constant)."""
+    w = solver.coef
+    return solver.ws.linear_term() - 0.5 / solver.sigma * float(np.dot(w, w))
+
+
+def run_type2_passes(solver, tol, inner_tol, type1_gain, limit, after_pass=None):
+    """SDM's type-II passes (working sets only, SMO steps to inner_tol) after a type-I pass that
+    raised ascent_objective by type1_gain: at most min(MAX_TYPE2_PASSES, limit), and each only
+    while the last one's KKT violation was above tol and its gain at least TYPE2_GAIN * type1_gain.
+    after_pass(objective) runs after each. Returns the number of passes run."""
+    last = ascent_objective(solver)
+    count = max(0, min(MAX_TYPE2_PASSES, limit))
+    for k in range(count):
+        viol = solver.run_pass(False, inner_tol)
+        now = ascent_objective(solver)
+        if after_pass is not None:
+            after_pass(now)
+        if viol <= tol or now - last < TYPE2_GAIN * type1_gain:
+            return k + 1
+        last = now
+    return count
+
+
 def fit_sdm(structure, Cs, tol, max_iter, seed, verbose=0, callback=None, estimator=None,
             state=None, keep_state=False, monitor_primal=False, n_jobs=None, oracle_batch=1,
             gap_tol=None, shards=1):
@@ -205,6 +237,7 @@ def fit_sdm(structure, Cs, tol, max_iter, seed, verbose=0, callback=None, estima
                     verbose, callback, estimator, structure)
             while passes < max_iter and not (converged or stopped_by_user):
                 primal = np.nan
+                dual_before = dual_curve[-1] if dual_curve else solver.dual()
                 viol = solver.run_pass(True, inner_tol, batch)
                 passes += 1
                 outer += 1
@@ -230,16 +263,12 @@ def fit_sdm(structure, Cs, tol, max_iter, seed, verbose=0, callback=None, estima
                 if callback is not None and callback(estimator) is False:
                     stopped_by_user = True
                     break
-                for _ in range(MAX_TYPE2_PASSES):
-                    if passes >= max_iter:
-                        break
-                    viol2 = solver.run_pass(False, inner_tol)
-                    passes += 1
-                    dual_curve.append(solver.dual())
+
+                def record(dual):
+                    dual_curve.append(dual)
                     primal_curve.append(np.nan)
                     timestamps.append(time.perf_counter() - t0)
-                    if viol2 <= max(tol, TYPE2_RATIO * viol):
-                        break
+                passes += run_type2_passes(solver, tol, inner_tol, dual - dual_before, max_iter - passes, record)
         except KeyboardInterrupt:
             interrupted = True
         accelerated = kappa > 0 and not interrupted     # (its last centre's bounds are known)
@@ -292,15 +321,11 @@ def _sdm_catalyst(solver, kappa, inner_tol, batch, max_iter, gap_tol, primal_cur
             w += (kappa * sigma) * center
             cycles = 0
             while passes < max_iter:
-                viol = solver.run_pass(True, inner_tol, batch)
+                before = ascent_objective(solver)
+                solver.run_pass(True, inner_tol, batch)
                 passes += 1
-                for _ in range(MAX_TYPE2_PASSES):
-                    if passes >= max_iter:
-                        break
-                    viol2 = solver.run_pass(False, inner_tol)
-                    passes += 1
-                    if viol2 <= max(inner_tol, TYPE2_RATIO * viol):
-                        break
+                passes += run_type2_passes(solver, inner_tol, inner_tol, ascent_objective(solver) - before,
+                                           max_iter - passes)
                 cycles += 1
                 ww = float(np.dot(w, w))
                 slack = solver.slack_sum()

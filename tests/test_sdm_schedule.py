@@ -1,0 +1,78 @@
+"""SDM's schedule of type-II passes (solvers.run_type2_passes) and the objective it measures gains
+on (solvers.ascent_objective), including the scaled subproblems of Catalyst and CoCoA+."""
+import numpy as np
+import pytest
+
+from ssvmlinear import solvers
+from ssvmlinear._kernels.sdm import SDMSolver
+from ssvmlinear.solvers import ascent_objective, run_type2_passes
+
+from test_chain_oracles import random_chain_problem
+
+
+class ScriptedSolver:
+    """Type-II passes with given (violation, dual after the pass); w = 0, so the dual is the
+    linear term."""
+
+    class Store:
+        def __init__(self, owner):
+            self.owner = owner
+
+        def linear_term(self):
+            return self.owner.dual
+
+    def __init__(self, script, dual=0.0):
+        self.script = list(script)
+        self.dual = dual
+        self.sigma = 1.0
+        self.coef = np.zeros(3)
+        self.ws = self.Store(self)
+        self.passes = 0
+
+    def run_pass(self, use_oracle, inner_tol):
+        assert not use_oracle
+        viol, self.dual = self.script[self.passes]
+        self.passes += 1
+        return viol
+
+
+def test_type2_passes_stop_when_their_gain_falls_below_a_fraction_of_the_type1_gain():
+    g = solvers.TYPE2_GAIN
+    assert 0 < g < 1
+    gains = [0.9, 0.5, 1.1 * g, 0.9 * g, 0.8, 0.7]       # of a type-I gain of 100
+    duals = 1000 + 100 * np.cumsum(gains)
+    seen = []
+    s = ScriptedSolver([(1.0, d) for d in duals], dual=1000.0)
+    assert run_type2_passes(s, 1e-3, 1e-4, 100.0, 10, seen.append) == 4      # stops after 0.9 g
+    assert seen == pytest.approx(duals[:4])
+    # the violation rule still stops first; limit and MAX_TYPE2_PASSES cap the passes
+    s = ScriptedSolver([(1.0, duals[0]), (1e-3, duals[1])] + [(1.0, d) for d in duals[2:]], dual=1000.0)
+    assert run_type2_passes(s, 1e-3, 1e-4, 100.0, 10) == 2
+    s = ScriptedSolver([(1.0, 1000.0 + 100 * k) for k in range(1, 30)], dual=1000.0)
+    assert run_type2_passes(s, 1e-3, 1e-4, 100.0, 3) == 3
+    assert run_type2_passes(s, 1e-3, 1e-4, 100.0, 0) == 0
+    s = ScriptedSolver([(1.0, 1000.0 + 100 * k) for k in range(1, 30)], dual=1000.0)
+    assert run_type2_passes(s, 1e-3, 1e-4, 100.0, 100) == solvers.MAX_TYPE2_PASSES
+
+
+@pytest.mark.parametrize("sigma", [1.0, 0.5, 0.1])
+def test_ascent_objective_is_the_scaled_subproblem_that_sdm_passes_raise(sigma):
+    """With sigma < 1 the solver keeps w = sigma A alpha and its passes ascend
+    L(alpha) - sigma/2 |A alpha|^2 = L - |w|^2 / (2 sigma): never down, pass after pass, and equal
+    to that expression with A alpha recomputed from the working sets."""
+    st, _, _, lengths, _ = random_chain_problem(5, n_seq=30, max_T=5, K=3)
+    solver = SDMSolver(st, np.full(len(lengths), 2.0), 3)
+    solver.sigma = sigma
+    last = ascent_objective(solver)
+    assert last == 0.0
+    for k in range(12):
+        solver.run_pass(k % 3 == 0, 1e-6)
+        now = ascent_objective(solver)
+        assert now >= last - 1e-9 * abs(now)
+        last = now
+    assert last > 0
+    linear = solver.ws.linear_term()
+    solver.recompute_w()                 # A alpha, unscaled
+    solver.sigma = 1.0
+    Aalpha = solver.coef
+    assert last == pytest.approx(linear - 0.5 * sigma * float(Aalpha @ Aalpha), rel=1e-10)
