@@ -89,10 +89,15 @@ RUNNERS_UP = 1
 # combination per pass; the plain method: 248).
 SHARD_BLOCK = 256
 
+# The primal's slack terms are summed per block of this many examples (in example order), then
+# the blocks in order: the same value for any number of threads, with n / SLACK_BLOCK doubles kept.
+cdef enum:
+    SLACK_BLOCK = 256
+
 # kinds of shared work
 cdef enum:
     JOB_ORACLES = 1   # the block's oracles: pass positions lo..hi-1 into slots (t - lo)
-    JOB_SLACKS = 2    # slack[i] = max_y H_i(y) for examples lo..hi-1 (primal objective)
+    JOB_SLACKS = 2    # slack[b] = sum C_i max(0, max_y H_i(y)) over blocks lo..hi-1 (primal objective)
     JOB_SHARDS = 3    # the visits of shards lo..hi-1 of a sharded pass
 
 
@@ -214,7 +219,7 @@ cdef class SDMSolver(DualSolver):
     cdef double[:, ::1] t_work
     cdef int[:, ::1] t_ybuf
     cdef readonly Py_ssize_t n_threads
-    cdef double[::1] slack
+    cdef double[::1] slack    # per block of SLACK_BLOCK examples: their slack terms' sum
     # the threads that share the blocks' oracles and the shards (helpers: ssvmlinear.parallel.KernelTeam)
     cdef readonly Team team
     # seconds spent in the loss-augmented oracles of type-I passes (wall clock of the pass's thread;
@@ -260,7 +265,7 @@ cdef class SDMSolver(DualSolver):
         ws_size = max(structure.workspace_size(), 1)
         self.t_work = np.zeros((n_threads, ws_size))
         self.t_ybuf = np.zeros((n_threads, self.Lmax), dtype=np.int32)
-        self.slack = np.zeros(max(self.n, 1))
+        self.slack = np.zeros(max((self.n + SLACK_BLOCK - 1) // SLACK_BLOCK, 1))
         self.lanes = <Lane *> calloc(n_shards, sizeof(Lane))
         if self.lanes == NULL:
             raise MemoryError()
@@ -515,7 +520,7 @@ cdef class SDMSolver(DualSolver):
         """One claimed range of shared work, with thread tid's scratch (reads w only) -- or, for
         JOB_SHARDS, shards lo..hi-1 with their own lanes."""
         cdef Py_ssize_t t, b, i, k
-        cdef double m, d
+        cdef double m, d, v, s
         cdef double *w = &self.w[0]
         cdef double *work = &self.t_work[tid, 0]
         cdef Py_ssize_t R = max(self.n_runners, 1)
@@ -531,9 +536,14 @@ cdef class SDMSolver(DualSolver):
             for k in range(lo, hi):
                 self._shard_pass(&self.lanes[k])
         else:
-            for i in range(lo, hi):
-                if self.Cs[i] > 0.0:
-                    self.slack[i] = self.st.oracle(w, i, 1.0, &self.t_ybuf[tid, 0], &m, &d, work)
+            for b in range(lo, hi):
+                s = 0.0
+                for i in range(b * SLACK_BLOCK, min((b + 1) * SLACK_BLOCK, self.n)):
+                    if self.Cs[i] > 0.0:
+                        v = self.st.oracle(w, i, 1.0, &self.t_ybuf[tid, 0], &m, &d, work)
+                        if v > 0.0:
+                            s += self.Cs[i] * v
+                self.slack[b] = s
 
     cdef void _share(self, int kind, Py_ssize_t lo, Py_ssize_t hi, Py_ssize_t grain) noexcept nogil:
         self.team.share(<void *> self, kind, lo, hi, grain)
@@ -629,16 +639,14 @@ cdef class SDMSolver(DualSolver):
 
     def slack_sum(self):
         """sum_i C_i max(0, max_y H_i(y)) at w (one oracle call per example, shared with the
-        running helpers; summed in example order, so the same value with or without them)."""
-        cdef Py_ssize_t i
-        cdef double v, s = 0.0
+        running helpers; summed in blocks of examples, then the blocks, in order: the same value
+        with or without them)."""
+        cdef Py_ssize_t b, nb = (self.n + SLACK_BLOCK - 1) // SLACK_BLOCK
+        cdef double s = 0.0
         with nogil:
-            self._share(JOB_SLACKS, 0, self.n, max(16, self.n // (16 * self.n_threads)))
-            for i in range(self.n):
-                if self.Cs[i] > 0.0:
-                    v = self.slack[i]
-                    if v > 0.0:
-                        s += self.Cs[i] * v
+            self._share(JOB_SLACKS, 0, nb, max(1, nb // (16 * self.n_threads)))
+            for b in range(nb):
+                s += self.slack[b]
         return s
 
     def warm_scale(self, old):

@@ -157,3 +157,21 @@ def test_inside_threaded_cross_validation():
     a = cross_val_predict(est.set_params(n_jobs=1), X, y, 3, seed=0, n_jobs=1, lengths=lengths)
     b = cross_val_predict(est.set_params(n_jobs=2), X, y, 3, seed=0, n_jobs=2, lengths=lengths)
     assert np.array_equal(a, b)
+
+
+def test_primal_sums_blocks_of_examples_the_same_for_any_n_jobs():
+    """The primal's slack terms are summed per block of examples, then the blocks, in order (several
+    blocks and a partial last one here): the same bits for any n_jobs, and the Crammer-Singer
+    primal of the fitted weights (sample weights, some zero, included)."""
+    X, y = random_multiclass(n=1000, d=8, K=4, seed=3)
+    sw = np.random.default_rng(3).uniform(0, 2, X.shape[0])
+    sw[::7] = 0.0
+    fits = [MulticlassSSVM(C=0.3, tol=0.05, fit_intercept=False, n_jobs=j, oracle_batch=8).fit(X, y, sample_weight=sw)
+            for j in (1, 2, 3)]
+    assert fits[0].objective_ == fits[1].objective_ == fits[2].objective_
+    W = fits[0].coef_
+    S = X @ W.T
+    rows = np.arange(X.shape[0])
+    hinge = np.max(S + (np.arange(4)[None, :] != y[:, None]), axis=1) - S[rows, y]
+    reference = 0.5 * np.sum(W * W) + 0.3 * np.sum(sw * hinge)
+    assert fits[0].objective_ == pytest.approx(reference, rel=1e-12)
