@@ -168,7 +168,8 @@ def fit_sdm(structure, Cs, tol, max_iter, seed, verbose=0, callback=None, estima
 
     Stopping rule: a type-I pass (loss-augmented oracle on every example) in which the maximal
     KKT violation max_y H_i(y) - min_{alpha_i(y)>0} H_i(y) over all examples is <= tol (LIBLINEAR
-    -s 4's rule). With gap_tol (the estimators' default fit), the relative duality gap must also be
+    -s 4's rule). Every type-I pass is followed by type-II passes (working sets only) while they
+    pay (run_type2_passes). With gap_tol (the estimators' default fit), the relative duality gap must also be
     <= gap_tol, checked with one oracle pass when the rule fires; while it is not, tol is divided
     by 10 and the gap is checked again when that rule fires or every GAP_CHECK_EVERY outer
     iterations. max_iter bounds the number of passes (type-I and type-II). The primal objective
@@ -196,7 +197,7 @@ def fit_sdm(structure, Cs, tol, max_iter, seed, verbose=0, callback=None, estima
     of w, then combined by an exact line search along the sum of their changes (_kernels/sdm.pyx).
     Results depend on S but not on n_jobs; the optimum and the stopping rules are the plain
     method's. It pays where visits are costly and the shards' changes add up (OCR chains: 2 shards
-    on 2 threads reach the plain method's dual within 1e-4 of the optimum in 0.55-0.75 of its time,
+    on 2 threads reach the plain method's dual within 1e-4 of the optimum in 0.67-0.71 of its time,
     benchmarks/sdm_threads.py); on the sparse planted multiclass problem the shards' changes
     overlap and the passes nearly double, so there oracle blocks are the better use of threads. oracle_seconds then sums the shards' oracle time.
     """
