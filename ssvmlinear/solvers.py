@@ -136,7 +136,7 @@ def catalyst_kappa(structure, Cs):
 
 
 def ascent_objective(solver):
-    """The objective an SDM or SDCD solver's passes raise: its dual, minus (1/sigma - 1)/2 |w|^2
+    """The objective a dual solver's passes raise: its dual, minus (1/sigma - 1)/2 |w|^2
     when it solves a scaled subproblem (sigma < 1: Catalyst's inner problems, CoCoA+'s local
     ones; up to a constant)."""
     w = solver.coef
@@ -233,6 +233,12 @@ def fit_sdm(structure, Cs, tol, max_iter, seed, verbose=0, callback=None, estima
     gap_checks = 0
     kappa = catalyst_kappa(structure, Cs) if gap_tol is not None else 0.0
     t0 = time.perf_counter()
+
+    def record_type2(dual):
+        dual_curve.append(dual)
+        primal_curve.append(np.nan)
+        timestamps.append(time.perf_counter() - t0)
+
     try:
         try:
             if kappa > 0:
@@ -267,12 +273,8 @@ def fit_sdm(structure, Cs, tol, max_iter, seed, verbose=0, callback=None, estima
                 if callback is not None and callback(estimator) is False:
                     stopped_by_user = True
                     break
-
-                def record(dual):
-                    dual_curve.append(dual)
-                    primal_curve.append(np.nan)
-                    timestamps.append(time.perf_counter() - t0)
-                passes += run_type2_passes(solver, tol, inner_tol, dual - dual_before, max_iter - passes, record)
+                passes += run_type2_passes(solver, tol, inner_tol, dual - dual_before, max_iter - passes,
+                                           record_type2)
         except KeyboardInterrupt:
             interrupted = True
         accelerated = kappa > 0 and not interrupted     # (its last centre's bounds are known)
