@@ -305,7 +305,7 @@ class DualShard:
         if self.method == "sdm":
             before = ascent_objective(s)
             rule = s.run_pass(True, 0.1 * tol)
-            passes = 1 + run_type2_passes(s, tol, 0.1 * tol, ascent_objective(s) - before, type2_passes)
+            passes = 1 + run_type2_passes(s, tol, 0.1 * tol, before, type2_passes)
         else:
             rule = s.run_pass(True, tol)[0]
             passes = 1

@@ -89,7 +89,7 @@ class MulticlassSSVM(ClassifierMixin, StructuredSSVM):
         examples in rounds cut into this many shards, solved concurrently (in n_jobs threads)
         against their own copies of the weights and combined by an exact line search on the dual.
         Results depend on shards, not on n_jobs; the optimum is the plain method's. Worth it for
-        chains (shards=2, n_jobs=2: OCR letters reach the plain method's objective in 0.5-0.75 of
+        chains (shards=2, n_jobs=2: OCR letters reach the plain method's objective in 0.67-0.75 of
         its time); on sparse multiclass problems the shards overlap and the passes nearly double,
         so oracle_batch is the better use of threads there.
 

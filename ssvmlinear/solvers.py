@@ -143,12 +143,13 @@ def ascent_objective(solver):
     return solver.ws.linear_term() - 0.5 / solver.sigma * float(np.dot(w, w))
 
 
-def run_type2_passes(solver, tol, inner_tol, type1_gain, limit, after_pass=None):
+def run_type2_passes(solver, tol, inner_tol, before_type1, limit, after_pass=None):
     """SDM's type-II passes (working sets only, SMO steps to inner_tol) after a type-I pass that
-    raised ascent_objective by type1_gain: at most min(MAX_TYPE2_PASSES, limit), and each only
-    while the last one's KKT violation was above tol and its gain at least TYPE2_GAIN * type1_gain.
-    after_pass(objective) runs after each. Returns the number of passes run."""
+    started at ascent_objective = before_type1: at most min(MAX_TYPE2_PASSES, limit), and each only
+    while the last one's KKT violation was above tol and its gain at least TYPE2_GAIN times the
+    type-I pass's. after_pass(objective) runs after each. Returns the number of passes run."""
     last = ascent_objective(solver)
+    type1_gain = last - before_type1
     count = max(0, min(MAX_TYPE2_PASSES, limit))
     for k in range(count):
         viol = solver.run_pass(False, inner_tol)
@@ -273,8 +274,7 @@ def fit_sdm(structure, Cs, tol, max_iter, seed, verbose=0, callback=None, estima
                 if callback is not None and callback(estimator) is False:
                     stopped_by_user = True
                     break
-                passes += run_type2_passes(solver, tol, inner_tol, dual - dual_before, max_iter - passes,
-                                           record_type2)
+                passes += run_type2_passes(solver, tol, inner_tol, dual_before, max_iter - passes, record_type2)
         except KeyboardInterrupt:
             interrupted = True
         accelerated = kappa > 0 and not interrupted     # (its last centre's bounds are known)
@@ -330,8 +330,7 @@ def _sdm_catalyst(solver, kappa, inner_tol, batch, max_iter, gap_tol, primal_cur
                 before = ascent_objective(solver)
                 solver.run_pass(True, inner_tol, batch)
                 passes += 1
-                passes += run_type2_passes(solver, inner_tol, inner_tol, ascent_objective(solver) - before,
-                                           max_iter - passes)
+                passes += run_type2_passes(solver, inner_tol, inner_tol, before, max_iter - passes)
                 cycles += 1
                 ww = float(np.dot(w, w))
                 slack = solver.slack_sum()

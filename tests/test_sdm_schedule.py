@@ -43,16 +43,16 @@ def test_type2_passes_stop_when_their_gain_falls_below_a_fraction_of_the_type1_g
     duals = 1000 + 100 * np.cumsum(gains)
     seen = []
     s = ScriptedSolver([(1.0, d) for d in duals], dual=1000.0)
-    assert run_type2_passes(s, 1e-3, 1e-4, 100.0, 10, seen.append) == 4      # stops after 0.9 g
+    assert run_type2_passes(s, 1e-3, 1e-4, 900.0, 10, seen.append) == 4      # stops after 0.9 g
     assert seen == pytest.approx(duals[:4])
     # the violation rule still stops first; limit and MAX_TYPE2_PASSES cap the passes
     s = ScriptedSolver([(1.0, duals[0]), (1e-3, duals[1])] + [(1.0, d) for d in duals[2:]], dual=1000.0)
-    assert run_type2_passes(s, 1e-3, 1e-4, 100.0, 10) == 2
+    assert run_type2_passes(s, 1e-3, 1e-4, 900.0, 10) == 2
     s = ScriptedSolver([(1.0, 1000.0 + 100 * k) for k in range(1, 30)], dual=1000.0)
-    assert run_type2_passes(s, 1e-3, 1e-4, 100.0, 3) == 3
-    assert run_type2_passes(s, 1e-3, 1e-4, 100.0, 0) == 0
+    assert run_type2_passes(s, 1e-3, 1e-4, 900.0, 3) == 3
+    assert run_type2_passes(s, 1e-3, 1e-4, 900.0, 0) == 0
     s = ScriptedSolver([(1.0, 1000.0 + 100 * k) for k in range(1, 30)], dual=1000.0)
-    assert run_type2_passes(s, 1e-3, 1e-4, 100.0, 100) == solvers.MAX_TYPE2_PASSES
+    assert run_type2_passes(s, 1e-3, 1e-4, 900.0, 100) == solvers.MAX_TYPE2_PASSES
 
 
 @pytest.mark.parametrize("sigma", [1.0, 0.5, 0.1])
