@@ -26,6 +26,7 @@ cdef class CSRDataset:
     cdef readonly Py_ssize_t n_cols      # n_features + 1 if there is a bias column
     cdef readonly double bias            # value of the bias column (<= 0: no bias column)
     cdef double[::1] _sqnorms            # squared norm of each row, bias included
+    cdef readonly bint memory_mapped     # data or indices read from a file by memory map
 
     cdef Row row(self, Py_ssize_t i) noexcept nogil
     cdef double sqnorm(self, Py_ssize_t i) noexcept nogil

@@ -1,9 +1,21 @@
 # cython: language_level=3
 """CSR dataset wrapper shared by every kernel (see dataset.pxd)."""
+import mmap
+
 import numpy as np
 import scipy.sparse as sp
 
 INT32_MAX = 2**31 - 1
+
+
+def _memory_mapped(a):
+    """Whether array a (or a memoryview of one) lives in a memory map (np.load(mmap_mode=...))."""
+    a = getattr(a, "base", a)
+    while a is not None:
+        if isinstance(a, (np.memmap, mmap.mmap)):
+            return True
+        a = getattr(a, "base", None)
+    return False
 
 
 cdef class CSRDataset:
@@ -27,6 +39,7 @@ cdef class CSRDataset:
             self.indptr64 = self.indptr
         else:
             self.indptr32 = self.indptr
+        self.memory_mapped = _memory_mapped(self.data) or _memory_mapped(self.indices)
         self.n_rows = X.shape[0]
         self.n_features = X.shape[1]
         self.bias = bias if bias > 0 else 0.0

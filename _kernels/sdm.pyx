@@ -232,6 +232,11 @@ cdef class SDMSolver(DualSolver):
     cdef readonly double last_step
     # examples per shard and round: a sharded pass combines the shards every S * shard_block visits
     cdef readonly Py_ssize_t shard_block
+    # > 0: passes visit blocks of this many consecutive examples of the pass (rows in file order) in a
+    # random order, shuffled within each block, so that a pass over a memory-mapped data set reads
+    # each page once (0: one shuffle of all examples)
+    cdef readonly Py_ssize_t visit_block
+    cdef Py_ssize_t[::1] order_tmp
 
     def __cinit__(self):
         self.lanes = NULL
@@ -239,7 +244,7 @@ cdef class SDMSolver(DualSolver):
 
     def __init__(self, Structure structure, Cs, unsigned long long seed=0, int max_inner=100,
                  Py_ssize_t batch=1, Py_ssize_t n_threads=1, int n_runners=RUNNERS_UP,
-                 Py_ssize_t n_shards=1, Py_ssize_t shard_block=0):
+                 Py_ssize_t n_shards=1, Py_ssize_t shard_block=0, Py_ssize_t visit_block=0):
         cdef Py_ssize_t k, R, ws_size
         cdef Lane *L
         DualSolver.__init__(self, structure, Cs, seed)
@@ -250,6 +255,11 @@ cdef class SDMSolver(DualSolver):
         self.oracle_seconds = 0.0
         self.last_step = 1.0
         self.shard_block = shard_block if shard_block > 0 else max(SHARD_BLOCK, structure.n_weights // 8)
+        if visit_block < 0:
+            raise ValueError("visit_block must be >= 0")
+        self.visit_block = visit_block
+        if visit_block > 0:     # the order's copy and one slot per block
+            self.order_tmp = np.zeros(self.n + self.n // visit_block + 2, dtype=np.intp)
         self.team = Team(n_threads)
         self.Lmax = max(structure.max_label_len, 1)
         self.batch_cap = batch
@@ -442,9 +452,36 @@ cdef class SDMSolver(DualSolver):
             if self.Cs[i] > 0.0 and (use_oracle or self.ws.size[i] >= 2):
                 self.order[m] = i
                 m += 1
-        if m > 1:
+        if m > 1 and 0 < self.visit_block < m:
+            self._shuffle_blocks(m)
+        elif m > 1:
             rng_shuffle(&self.rng_state, &self.order[0], m)
         return m
+
+    cdef void _shuffle_blocks(self, Py_ssize_t m) noexcept nogil:
+        """order[:m] cut into blocks of visit_block consecutive entries: each block shuffled, the
+        blocks put in a random order."""
+        cdef Py_ssize_t B = self.visit_block, nb = (m + B - 1) // B, b, k, pos = 0, start, length
+        cdef Py_ssize_t *blocks = &self.order_tmp[m]
+        for b in range(nb):
+            start = b * B
+            rng_shuffle(&self.rng_state, &self.order[start], min(B, m - start))
+            blocks[b] = b
+        rng_shuffle(&self.rng_state, blocks, nb)
+        for k in range(nb):
+            start = blocks[k] * B
+            length = min(B, m - start)
+            memcpy(&self.order_tmp[pos], &self.order[start], length * sizeof(Py_ssize_t))
+            pos += length
+        memcpy(&self.order[0], &self.order_tmp[0], m * sizeof(Py_ssize_t))
+
+    def pass_order(self, bint use_oracle=True):
+        """The examples of the next pass in their visiting order (a copy; draws the pass's shuffle,
+        so it changes the solver's RNG state: for tests)."""
+        cdef Py_ssize_t m
+        with nogil:
+            m = self._build_order(use_oracle)
+        return np.asarray(self.order[:m]).copy()
 
     cdef void _shard_pass(self, Lane *L) noexcept nogil:
         """One shard's visits of a round: sequential SDM on order[L.start:L.stop] against its own

@@ -80,3 +80,55 @@ def test_dataset_row_norms_without_copying_the_data():
         D = CSRDataset(X, bias)
         want = np.asarray(X.multiply(X).sum(axis=1)).ravel() + (bias ** 2 if bias > 0 else 0.0)
         np.testing.assert_allclose(D.sqnorms, want, rtol=1e-13)
+
+
+def test_sdm_visits_blocks_of_consecutive_examples():
+    """visit_block B: a pass is a permutation made of the blocks {kB, ..., kB + B - 1}, each visited
+    whole (shuffled inside), the blocks in a random order; B = 0 shuffles all examples."""
+    from ssvmlinear._kernels.dataset import CSRDataset
+    from ssvmlinear._kernels.multiclass import MulticlassStructure
+    from ssvmlinear._kernels.sdm import SDMSolver
+    n, B = 1000, 64
+    X = sp.random(n, 20, density=0.3, format="csr", random_state=0)
+    y = np.random.RandomState(0).randint(0, 4, n).astype(np.int32)
+    st = MulticlassStructure(CSRDataset(X, -1.0), y, 4)
+    solver = SDMSolver(st, np.full(n, 0.1), 3, visit_block=B)
+    orders = [solver.pass_order() for _ in range(2)]
+    for o in orders:
+        np.testing.assert_array_equal(np.sort(o), np.arange(n))
+        block = o // B
+        starts = np.flatnonzero(np.diff(block)) + 1
+        runs = np.split(block, starts)
+        assert len(runs) == -(-n // B)                  # each block visited in one run
+        assert len({r[0] for r in runs}) == len(runs)
+        assert not np.array_equal(block, np.sort(block))   # blocks in a random order
+        assert not np.array_equal(o, np.sort(o))
+    assert not np.array_equal(orders[0], orders[1])
+    plain = SDMSolver(st, np.full(n, 0.1), 3).pass_order()
+    assert np.count_nonzero(np.diff(plain // B)) > n // 2   # no blocks without visit_block
+
+
+def test_memory_mapped_fit_reaches_the_in_memory_optimum(tmp_path, monkeypatch):
+    """SDM on a memory-mapped data set visits blocks of consecutive rows (solvers.MMAP_VISIT_BLOCK)
+    and stops at the optimum of the in-memory fit within the two fits' duality gaps."""
+    from ssvmlinear import MulticlassSSVM, solvers
+    rng = np.random.RandomState(1)
+    X = sp.random(3000, 300, density=0.05, format="csr", random_state=rng)
+    y = np.asarray(X @ rng.randn(300, 5)).argmax(axis=1).astype(np.float64)
+    noisy = rng.rand(3000) < 0.1
+    y[noisy] = rng.randint(0, 5, noisy.sum())
+    save_ssvmdata(tmp_path / "d", X, y)
+    Xm, ym = load_ssvmdata(tmp_path / "d")
+    seen = []
+    real = solvers.SDMSolver
+
+    def spy(*args, **kwargs):
+        seen.append(kwargs.get("visit_block", 0))
+        return real(*args, **kwargs)
+    monkeypatch.setattr(solvers, "MMAP_VISIT_BLOCK", 100)
+    monkeypatch.setattr(solvers, "SDMSolver", spy)
+    ref = MulticlassSSVM(C=1.0, fit_intercept=False, tol=1e-4).fit(X, y)
+    got = MulticlassSSVM(C=1.0, fit_intercept=False).fit(Xm, ym)
+    assert seen == [0, 100]
+    assert abs(got.objective_ - ref.objective_) <= got.gap_ + ref.gap_ + 1e-9 * ref.objective_
+    assert got.gap_ <= 0.01 * got.objective_
