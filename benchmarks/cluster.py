@@ -103,7 +103,7 @@ def mmap_run(ssvmdata, C, limit_mb):
     """ssvm-train on a .ssvmdata folder (memory-mapped CSR) in a child process, in a memory cgroup
     of limit_mb when one can be made: (seconds, the child's peak RSS in MB, whether it was limited)."""
     import shutil
-    import subprocess
+    from memory import peak_rss_mb
     # the cache's pages out of the page cache first (pages cached earlier are charged to whoever
     # read them, not to the child's cgroup)
     for name in os.listdir(ssvmdata):
@@ -120,19 +120,15 @@ def mmap_run(ssvmdata, C, limit_mb):
         if cg is not None:
             with open(cg[1], "w") as fh:
                 fh.write(str(os.getpid()))
-    t = time.perf_counter()
-    proc = subprocess.Popen([exe, "-c", str(C), "-q", ssvmdata, model], preexec_fn=enter)
-    _, status, usage = os.wait4(proc.pid, 0)
-    secs = time.perf_counter() - t
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    if cg is not None:
-        try:
-            os.rmdir(cg[0])
-        except OSError:
-            pass
-    if proc.returncode != 0:
-        raise RuntimeError(f"ssvm-train on {ssvmdata} failed (exit {proc.returncode})")
-    return secs, usage.ru_maxrss / 1024, cg is not None
+    try:
+        peak, secs = peak_rss_mb([exe, "-c", str(C), "-q", ssvmdata, model], preexec_fn=enter)
+    finally:
+        if cg is not None:
+            try:
+                os.rmdir(cg[0])
+            except OSError:
+                pass
+    return secs, peak, cg is not None
 
 
 def main():
@@ -143,6 +139,7 @@ def main():
     ap.add_argument("--K", type=int, default=20)
     ap.add_argument("--C", type=float, default=0.1)
     ap.add_argument("--skip-ocr", action="store_true")
+    ap.add_argument("--mmap-only", action="store_true", help="only the memory-mapped run (--mmap-limit-mb)")
     ap.add_argument("--tmp", default="/tmp", help="where the svmlight file is written once")
     ap.add_argument("--mmap-limit-mb", type=int, default=0,
                     help="also train one process on the .ssvmdata cache (ssvm-convert) of the planted file, in a "
@@ -157,7 +154,12 @@ def main():
         X, y = planted(args.n, args.d, args.K, nnz=args.nnz, seed=0)
         dump_svmlight_file(X, y, path + ".tmp")
         os.replace(path + ".tmp", path)
-    X, y = load_svmlight_file(path, n_features=args.d, zero_based=False)
+    if args.mmap_only:
+        from ssvmlinear.datacache import load_ssvmdata
+        X, y = load_ssvmdata(path[:-4] + ".ssvmdata") if os.path.exists(path[:-4] + ".ssvmdata") else \
+            load_svmlight_file(path, n_features=args.d, zero_based=False)
+    else:
+        X, y = load_svmlight_file(path, n_features=args.d, zero_based=False)
     csr_mb_total = csr_mb(X)
     weights_mb = 8 * args.d * args.K / 2**20
     print(f"planted multiclass: {args.n} x {args.d}, {X.nnz / args.n:.1f} nonzeros per row, K = {args.K}, "
@@ -166,22 +168,23 @@ def main():
     print(f"{'run':24s} {'seconds':>8s} {'passes':>7s} {'rounds':>7s} {'rel gap':>8s} {'objective':>12s} "
           f"{'MB/round':>9s}  peak MB per worker (1.5 x (shard CSR + weights); a worker's runtime floor)")
 
-    def fit_mc(*data):
-        return MulticlassSSVM(C=args.C, fit_intercept=False).fit(*data)
+    if not args.mmap_only:
+        def fit_mc(*data):
+            return MulticlassSSVM(C=args.C, fit_intercept=False).fit(*data)
 
-    t = time.perf_counter()
-    one = fit_mc(X, y)
-    secs = time.perf_counter() - t
-    print(f"{'SDM, one process':24s} {secs:8.1f} {one.n_iter_:7d} {'':>7s} {one.gap_ / one.objective_:8.4f} "
-          f"{one.objective_:12.6g} {'':>9s}  {worker_peak_mb():.0f} (this process, file parsed here)")
-    del X, y
-    for k in (1, 2):
-        est, secs, peaks, shard_mb, floor = run_cluster(k, fit_mc, path)
-        rounds = len(est.objective_curve_)
-        # per round: w to every worker and its change of w back
-        print(f"{f'CoCoA+ SDM, {k} worker(s)':24s} {secs:8.1f} {est.n_iter_:7d} {rounds:7d} "
-              f"{est.gap_ / est.objective_:8.4f} {est.objective_:12.6g} {2 * weights_mb * k:9.1f}  "
-              f"{' '.join(f'{p:.0f}' for p in peaks)} ({1.5 * (shard_mb + weights_mb):.0f}; floor {floor:.0f})")
+        t = time.perf_counter()
+        one = fit_mc(X, y)
+        secs = time.perf_counter() - t
+        print(f"{'SDM, one process':24s} {secs:8.1f} {one.n_iter_:7d} {'':>7s} {one.gap_ / one.objective_:8.4f} "
+              f"{one.objective_:12.6g} {'':>9s}  {worker_peak_mb():.0f} (this process, file parsed here)")
+        del X, y
+        for k in (1, 2):
+            est, secs, peaks, shard_mb, floor = run_cluster(k, fit_mc, path)
+            rounds = len(est.objective_curve_)
+            # per round: w to every worker and its change of w back
+            print(f"{f'CoCoA+ SDM, {k} worker(s)':24s} {secs:8.1f} {est.n_iter_:7d} {rounds:7d} "
+                  f"{est.gap_ / est.objective_:8.4f} {est.objective_:12.6g} {2 * weights_mb * k:9.1f}  "
+                  f"{' '.join(f'{p:.0f}' for p in peaks)} ({1.5 * (shard_mb + weights_mb):.0f}; floor {floor:.0f})")
     if args.mmap_limit_mb:
         from ssvmlinear.datacache import convert_main
         cache = path[:-4] + ".ssvmdata"
@@ -191,7 +194,7 @@ def main():
         print(f"\none process on the memory-mapped cache {cache}: {secs:.1f} s, peak RSS {peak:.0f} MB "
               + (f"in a memory cgroup of {args.mmap_limit_mb} MB" if limited else "(no cgroup could be made: "
                  "unlimited)") + f"; the CSR is {csr_mb_total:.0f} MB")
-    if args.skip_ocr:
+    if args.skip_ocr or args.mmap_only:
         return
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     Xo, yo, lengths = load_svmlight_file(os.path.join(here, "data", "ocr_letters_train.svm.gz"), n_features=128)

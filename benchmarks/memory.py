@@ -17,11 +17,12 @@ import sys
 import tempfile
 
 
-def peak_rss_mb(cmd):
-    """(peak RSS in MB, seconds) of a subprocess, read from /proc while it runs."""
+def peak_rss_mb(cmd, preexec_fn=None):
+    """(peak RSS in MB, seconds) of a subprocess, read from /proc while it runs (getrusage's
+    maxrss would include the parent's: it survives fork and exec)."""
     import time
     t = time.perf_counter()
-    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, preexec_fn=preexec_fn)
     hwm = 0.0
     status = f"/proc/{p.pid}/status"
     while p.poll() is None:

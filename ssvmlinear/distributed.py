@@ -275,17 +275,20 @@ class DualShard:
         else:
             self.solver = SDCDSolver(structure, Cs, seed, exact_violators)
         self.solver.sigma = float(sigma)
-        self.dw = np.zeros(structure.n_weights)       # the change of w a round returns (one buffer)
 
-    def round(self, w, tol, evaluate, type2_passes):
+    def round(self, w, tol, evaluate, type2_passes, client_pid):
         """Gap terms at w (slack sum and the dual's linear term), then one CoCoA+ local solve
         against u = w + sigma' (shard's change): SDM and LSE-SDCD a type-I pass and up to
         type2_passes type-II passes, GDMM one pass (its factor steps and multiplier step).
-        Returns (change of w, slack sum, linear term, rule value, passes, oracle calls); GDMM's
-        rule value is its pass's (sum of block gaps, consistency violation)."""
+        Returns (u, slack sum, linear term, rule value, passes, oracle calls): the client takes
+        the change (u - w) / sigma' (local_change), so the worker need not keep w beside u --
+        SDM and LSE-SDCD work in w's own buffer as it arrived (one vector of the weight dimension
+        on the worker). GDMM's rule value is its pass's (sum of block gaps, consistency violation).
+        A worker in the client's process (client_pid: threads, no serialisation) shares no array
+        with the client: it works on a copy of w and returns a copy of u."""
         from .solvers import ascent_objective, run_type2_passes
         s = self.solver
-        u = s.coef
+        shared = os.getpid() == client_pid
         if self.method == "gdmm":
             s.set_weights(w)
             ww = 0.5 * float(np.dot(w, w))
@@ -293,11 +296,9 @@ class DualShard:
             slack = s.primal() - ww if evaluate else np.nan
             calls = s.n_fmo_calls
             rule = s.run_pass()
-            u = s.coef                       # (pairwise multi-label: the tables written now)
-            np.subtract(u, w, out=self.dw)
-            self.dw /= s.sigma
-            return self.dw, slack, lin, rule, 1, s.n_fmo_calls - calls
-        u[:] = w
+            u = s.coef                                  # (pairwise: the tables written now)
+            return u.copy() if shared else u, slack, lin, rule, 1, s.n_fmo_calls - calls
+        s.adopt_weights(w.copy() if shared or not w.flags.writeable else w)
         lin = s.ws.linear_term()
         slack = s.slack_sum() if evaluate and self.method == "sdm" else (
             s.restricted_slack_sum() if evaluate else np.nan)
@@ -312,14 +313,22 @@ class DualShard:
             for _ in range(type2_passes):
                 passes += 1
                 s.run_pass(False, tol)
-        np.subtract(u, w, out=self.dw)        # in place: no temporaries of the weight dimension
-        self.dw /= s.sigma
-        return self.dw, slack, lin, rule, passes, s.n_oracle_calls - calls
+        return s.coef.copy() if shared else s.coef, slack, lin, rule, passes, s.n_oracle_calls - calls
 
     def working_set_size(self):
         if self.method == "gdmm":       # (fit_gdmm's count: mean active-set sizes summed)
             return int(round(sum(self.solver.active_set_sizes())))
         return int(self.solver.working_set_sizes().sum())
+
+
+def local_change(u, w, sigma):
+    """A shard's change of the dual's w from its local iterate u = w + sigma' (change), in u's own
+    buffer when it is writable (u is the client's: DualShard.round)."""
+    if not u.flags.writeable:
+        u = u.copy()
+    np.subtract(u, w, out=u)
+    u /= sigma
+    return u
 
 
 def fit_cocoa(client, structure, Cs, method, tol, max_iter, seed, verbose=0, gap_tol=None,
@@ -369,7 +378,7 @@ def fit_cocoa(client, structure, Cs, method, tol, max_iter, seed, verbose=0, gap
     t0 = time.perf_counter()
     try:
         while True:
-            outs = shards.call("round", w, tol, True, type2)
+            outs = shards.call("round", w, tol, True, type2, os.getpid())
             ww = 0.5 * float(w @ w)
             primal = ww + sum(o[1] for o in outs)
             dual = sum(o[2] for o in outs) - ww
@@ -396,8 +405,10 @@ def fit_cocoa(client, structure, Cs, method, tol, max_iter, seed, verbose=0, gap
                               and max(r[1] for r in rules) <= tol)
             else:
                 rule_fired = (max(rules) <= tol) if method == "sdm" else (sum(rules) == 0)
-            for o in outs:          # in shard order: the result does not depend on arrival
-                w += o[0]
+            changes = [local_change(o[0], w, K) for o in outs]
+            for dw in changes:      # in shard order: the result does not depend on arrival
+                w += dw
+            del changes
             passes += max(o[4] for o in outs)
             calls += sum(o[5] for o in outs)
             rounds += 1

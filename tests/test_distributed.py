@@ -370,3 +370,38 @@ def test_cutting_plane_seeded_caches_on_cluster_equal_single_process(client):
         dist = fit_cutting_plane(st, Cs, 0.01, 200, init_caches=seed_caches)
     np.testing.assert_array_equal(dist.w, local.w)
     assert dist.n_iter == local.n_iter
+
+
+def test_shard_round_works_in_the_arriving_weights():
+    """DualShard.round: a worker process works in w's own buffer and returns it (one vector of the
+    weight dimension on the worker), in the client's process on copies; either way the change
+    local_change computes is the one a copy of the solver gives."""
+    import os
+    from ssvmlinear._kernels.dataset import CSRDataset
+    from ssvmlinear._kernels.multiclass import MulticlassStructure
+    from ssvmlinear.distributed import DualShard, local_change
+    X, y = random_multiclass(n=300, d=30, K=4, seed=2)
+    st = MulticlassStructure(CSRDataset(X.tocsr(), -1.0), np.asarray(y, dtype=np.int32), 4)
+    w0 = np.random.default_rng(0).standard_normal(st.n_weights) * 0.01
+    got = {}
+    for pid in (os.getpid(), -1):            # -1: as from a client in another process
+        shard = DualShard(st, np.full(300, 0.5), "sdm", 3, 2.0)
+        w = w0.copy()
+        u = shard.round(w, 0.1, True, 2, pid)[0]
+        assert np.shares_memory(u, w) == (pid == -1)
+        assert np.shares_memory(u, shard.solver.coef) == (pid == -1)
+        if pid != -1:
+            np.testing.assert_array_equal(w, w0)       # the client's array untouched
+        got[pid] = local_change(u.copy(), w0, 2.0)
+    np.testing.assert_array_equal(got[os.getpid()], got[-1])
+    assert np.abs(got[-1]).max() > 0
+    # adopt_weights == copying into the solver's own weights
+    from ssvmlinear._kernels.sdm import SDMSolver
+    a, b = (SDMSolver(st, np.full(300, 0.5), 3) for _ in range(2))
+    a.coef[:] = w0
+    b.adopt_weights(w0.copy())
+    for s in (a, b):
+        s.run_pass(True, 0.01)
+        s.run_pass(False, 0.01)
+    np.testing.assert_array_equal(a.coef, b.coef)
+    assert a.dual() == b.dual()
