@@ -13,11 +13,12 @@ The switch is joblib's: with a `distributed.Client` connected and
   sum (add_chunks: the in-process sum's exact sequence of additions), so the model equals the
   single-process one bit for bit for any number of shards;
 - SDM and LSE-SDCD run CoCoA+ (Ma et al. 2015, adding with sigma' = number of shards): each round
-  sends w, each shard runs local passes of our own solver on its examples' dual variables against
-  a local copy of w with the Gram matrix and the updates of w scaled by sigma', and returns its
-  change of w; the client adds them in shard order. The duality gap of every round is measured
-  (each shard's slack sum at the round's w and its dual linear term), and the fit stops on the
-  solver's own rule and, by default, a relative gap of GAP_TOL, as in one process;
+  sends w, each shard runs local passes of our own solver on its examples' dual variables in the
+  arriving copy of w with the Gram matrix and the updates of w scaled by sigma', and returns its
+  local iterate, from which the client takes the changes and adds them in shard order. The fit
+  stops on the solver's own rule and, by default, a relative duality gap of GAP_TOL, measured
+  (each shard's slack sum at w and its dual linear term: an oracle per example) when the rule
+  fires or every GAP_CHECK_EVERY rounds, as in one process;
 - prediction sends the shards and w once and gathers the labels.
 
 Data parsed on the workers: load_svmlight_shards(client, path, n_shards) -> ShardedData (each
@@ -276,32 +277,47 @@ class DualShard:
             self.solver = SDCDSolver(structure, Cs, seed, exact_violators)
         self.solver.sigma = float(sigma)
 
-    def round(self, w, tol, evaluate, type2_passes, client_pid):
-        """Gap terms at w (slack sum and the dual's linear term), then one CoCoA+ local solve
-        against u = w + sigma' (shard's change): SDM and LSE-SDCD a type-I pass and up to
-        type2_passes type-II passes, GDMM one pass (its factor steps and multiplier step).
-        Returns (u, slack sum, linear term, rule value, passes, oracle calls): the client takes
-        the change (u - w) / sigma' (local_change), so the worker need not keep w beside u --
-        SDM and LSE-SDCD work in w's own buffer as it arrived (one vector of the weight dimension
-        on the worker). GDMM's rule value is its pass's (sum of block gaps, consistency violation).
-        A worker in the client's process (client_pid: threads, no serialisation) shares no array
-        with the client: it works on a copy of w and returns a copy of u."""
+    def _take_weights(self, w, client_pid):
+        """Make w the solver's weights: SDM and LSE-SDCD work in w's own buffer as it arrived (one
+        vector of the weight dimension on the worker); a worker in the client's process (threads,
+        no serialisation) on a copy, so that it shares no array with the client."""
+        s = self.solver
+        if self.method == "gdmm":
+            s.set_weights(w)
+        else:
+            s.adopt_weights(w.copy() if os.getpid() == client_pid or not w.flags.writeable else w)
+
+    def evaluate(self, w, client_pid):
+        """The shard's gap terms at w, taken as the solver's weights: (slack sum, the dual's
+        linear term) -- one oracle per example."""
+        s = self.solver
+        self._take_weights(w, client_pid)
+        if self.method == "gdmm":
+            ww = 0.5 * float(np.dot(w, w))
+            return s.primal() - ww, s.dual() + ww
+        slack = s.slack_sum() if self.method == "sdm" else s.restricted_slack_sum()
+        return slack, s.ws.linear_term()
+
+    def round(self, w, tol, type2_passes, client_pid):
+        """One CoCoA+ local solve from w (None: the weights of the last evaluate) against
+        u = w + sigma' (shard's change): SDM and LSE-SDCD a type-I pass and up to type2_passes
+        type-II passes, GDMM one pass (its factor steps and multiplier step). Returns (u, the
+        dual's linear term at w, rule value, passes, oracle calls); the client takes the change
+        (u - w) / sigma' (local_change), so the worker need not keep w beside u. GDMM's rule value
+        is its pass's (sum of block gaps, consistency violation)."""
         from .solvers import ascent_objective, run_type2_passes
         s = self.solver
         shared = os.getpid() == client_pid
+        if w is not None:
+            self._take_weights(w, client_pid)
         if self.method == "gdmm":
-            s.set_weights(w)
-            ww = 0.5 * float(np.dot(w, w))
-            lin = s.dual() + ww
-            slack = s.primal() - ww if evaluate else np.nan
+            u = s.coef
+            lin = s.dual() + 0.5 * float(np.dot(u, u))
             calls = s.n_fmo_calls
             rule = s.run_pass()
             u = s.coef                                  # (pairwise: the tables written now)
-            return u.copy() if shared else u, slack, lin, rule, 1, s.n_fmo_calls - calls
-        s.adopt_weights(w.copy() if shared or not w.flags.writeable else w)
+            return u.copy() if shared else u, lin, rule, 1, s.n_fmo_calls - calls
         lin = s.ws.linear_term()
-        slack = s.slack_sum() if evaluate and self.method == "sdm" else (
-            s.restricted_slack_sum() if evaluate else np.nan)
         calls = s.n_oracle_calls
         if self.method == "sdm":
             before = ascent_objective(s)
@@ -313,7 +329,7 @@ class DualShard:
             for _ in range(type2_passes):
                 passes += 1
                 s.run_pass(False, tol)
-        return s.coef.copy() if shared else s.coef, slack, lin, rule, passes, s.n_oracle_calls - calls
+        return s.coef.copy() if shared else s.coef, lin, rule, passes, s.n_oracle_calls - calls
 
     def working_set_size(self):
         if self.method == "gdmm":       # (fit_gdmm's count: mean active-set sizes summed)
@@ -336,24 +352,28 @@ def fit_cocoa(client, structure, Cs, method, tol, max_iter, seed, verbose=0, gap
     """CoCoA+ (adding, sigma' = K shards) over SDM (`method="sdm"`), LSE-SDCD ("sdcd") or GDMM on
     chains or pairwise multi-label ("gdmm"; gdmm: (rho, eta, fmo_subsets)) with the shards on the
     cluster of `client`.
-    One round: every shard measures its part of the duality gap at the round's w, runs a type-I
-    pass and type-II passes of the solver on its local subproblem (GDMM: one pass of factor
-    steps, each with its curvature's w part and its update of w scaled by sigma', and the
-    multiplier step -- the augmented Lagrangian's terms are per example, so local), and sends
-    back its change of w; w += the changes in shard order.
+    One round: every shard runs a type-I pass and type-II passes of the solver on its local
+    subproblem from the round's w (GDMM: one pass of factor steps, each with its curvature's w
+    part and its update of w scaled by sigma', and the multiplier step -- the augmented
+    Lagrangian's terms are per example, so local), and sends back its local iterate; w += the
+    changes in shard order.
 
     Stopping rule: the solver's own in a round (SDM: the largest KKT violation of its type-I pass
     <= tol; LSE-SDCD: no example changed by more than tol), the model being the next round's w,
     and with gap_tol (the estimators' default fit) a relative duality gap <= gap_tol there (while
-    it is not, tol is divided by 10, as in one process). SDM's gap is measured every round with
-    the oracle, so a default SDM fit stops on the gap alone; LSE-SDCD's is the gap of the problem
-    over the working sets (OP5) and needs the rule too; GDMM's rule (fit_gdmm's: the shards'
-    block gaps summed <= tol times the dual, the largest consistency violation <= tol) too, its
-    dual being the structural one only at consistency. max_iter bounds the local passes. Every round's primal and dual objective are recorded;
+    it is not, tol is divided by 10, as in one process). The gap costs an oracle per example
+    (DualShard.evaluate, before the round, whose passes it spares when it stops the fit), so as
+    in one process it is measured when the rule fires, every GAP_CHECK_EVERY rounds, and every
+    round when a callback or verbose >= 2 watches; SDM's gap is the true one, so a default SDM
+    fit stops on it alone; LSE-SDCD's is the gap of the problem over the working sets (OP5) and
+    needs the rule too; GDMM's rule (fit_gdmm's: the shards' block gaps summed <= tol times the
+    dual, the largest consistency violation <= tol) too, its dual being the structural one only
+    at consistency. max_iter bounds the local passes. Every round records the dual and the primal
+    where it was measured (NaN elsewhere), the last entry is measured;
     callback(estimator) runs after every round (False stops). Warm starts are not kept on the
     cluster (state=None: a warm-started estimator starts from zero there)."""
-    from .solvers import FitResult, MAX_TYPE2_PASSES, gap_too_large, log_progress, warn_if_gap_large, \
-        warn_if_unfinished
+    from .solvers import FitResult, GAP_CHECK_EVERY, MAX_TYPE2_PASSES, gap_too_large, log_progress, \
+        warn_if_gap_large, warn_if_unfinished
     type2 = MAX_TYPE2_PASSES if method == "sdm" else kappa2 - 1
     if isinstance(structure, ShardedStructure):     # the data already on the workers
         K = len(structure.structures)
@@ -372,48 +392,73 @@ def fit_cocoa(client, structure, Cs, method, tol, max_iter, seed, verbose=0, gap
     passes = rounds = calls = 0
     converged = rule_fired = interrupted = stopped_by_user = False
     primal = dual = np.nan
-    # SDM's gap is the true one (an oracle per example) and known every round: a default fit stops
-    # on it alone. LSE-SDCD's is over the working sets (OP5): its rule must fire too.
+    # SDM's gap is the true one (an oracle per example): a default fit stops on it alone.
+    # LSE-SDCD's is over the working sets (OP5): its rule must fire too.
     sdm_gap_rule = method == "sdm" and gap_tol is not None
+    monitor = verbose >= 2 or callback is not None
+    pid = os.getpid()
     t0 = time.perf_counter()
+
+    def record(primal_, dual_):
+        primal_curve.append(primal_)
+        dual_curve.append(dual_)
+        timestamps.append(time.perf_counter() - t0)
+        if verbose:
+            log_progress(f"[cocoa+{method}] round {rounds:4d} passes {passes:5d} primal {primal_:.10g} dual "
+                         f"{dual_:.10g} gap {primal_ - dual_:.3g} time {timestamps[-1]:.2f}s")
+
+    def measure():
+        ww = 0.5 * float(w @ w)
+        outs = shards.call("evaluate", w, pid)
+        return ww + sum(o[0] for o in outs), sum(o[1] for o in outs) - ww
+
+    measured = False        # the gap measured at the current w
+
     try:
         while True:
-            outs = shards.call("round", w, tol, True, type2, os.getpid())
-            ww = 0.5 * float(w @ w)
-            primal = ww + sum(o[1] for o in outs)
-            dual = sum(o[2] for o in outs) - ww
-            primal_curve.append(primal)
-            dual_curve.append(dual)
-            timestamps.append(time.perf_counter() - t0)
-            if verbose:
-                log_progress(f"[cocoa+{method}] round {rounds:4d} passes {passes:5d} primal {primal:.10g} dual "
-                             f"{dual:.10g} gap {primal - dual:.3g} time {timestamps[-1]:.2f}s")
-            certified = gap_tol is not None and not gap_too_large(primal, dual, gap_tol)
-            if (certified if sdm_gap_rule else rule_fired and (gap_tol is None or certified)):
-                converged = True
-                break
-            if rule_fired and not sdm_gap_rule:
-                tol *= 0.1
+            measured = rule_fired or monitor or (gap_tol is not None and rounds % GAP_CHECK_EVERY == GAP_CHECK_EVERY - 1)
+            if measured:
+                primal, dual = measure()
+                record(primal, dual)
+                certified = gap_tol is not None and not gap_too_large(primal, dual, gap_tol)
+                if (certified if sdm_gap_rule else rule_fired and (gap_tol is None or certified)):
+                    converged = True
+                    break
+                if rule_fired:
+                    tol *= 0.1
             if passes >= max_iter:
                 break
             if callback is not None and callback(estimator) is False:
                 stopped_by_user = True
                 break
-            rules = [o[3] for o in outs]
+            outs = shards.call("round", None if measured else w, tol, type2, pid)
+            if not measured:
+                dual = sum(o[1] for o in outs) - 0.5 * float(w @ w)
+                primal = np.nan
+                record(primal, dual)
+            rules = [o[2] for o in outs]
             if method == "gdmm":
                 rule_fired = (sum(r[0] for r in rules) <= tol * max(abs(dual), 1e-300)
                               and max(r[1] for r in rules) <= tol)
             else:
                 rule_fired = (max(rules) <= tol) if method == "sdm" else (sum(rules) == 0)
+            passes += max(o[3] for o in outs)
+            calls += sum(o[4] for o in outs)
             changes = [local_change(o[0], w, K) for o in outs]
+            del outs
             for dw in changes:      # in shard order: the result does not depend on arrival
                 w += dw
             del changes
-            passes += max(o[4] for o in outs)
-            calls += sum(o[5] for o in outs)
+            measured = False
             rounds += 1
     except KeyboardInterrupt:
         interrupted = True
+    if not measured:
+        try:                # the model's primal: w moved since the last measurement
+            primal, dual = measure()
+            record(primal, dual)
+        except KeyboardInterrupt:
+            interrupted = True
     ws_size = sum(shards.call("working_set_size"))
     sent, received = shards.bytes_sent, shards.bytes_received
     shards.close()
