@@ -22,5 +22,3 @@ cdef class DualSolver(ShardWork):
     # w are multiplied by it, so that w - w_start = sigma' (the shard's dual change) -- see
     # ssvmlinear/distributed.py
     cdef public double sigma
-
-    cdef void _weights_moved(self)

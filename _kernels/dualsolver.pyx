@@ -70,19 +70,6 @@ cdef class DualSolver:
         self.order = None
         self.Cs = None
 
-    def adopt_weights(self, w):
-        """Make the array w (float64, contiguous, writable, n_weights long) the solver's weights,
-        without a copy: its values are taken as given (CoCoA+'s shards: the round's weights as they
-        arrive, so a worker holds one vector of the weight dimension)."""
-        cdef double[::1] view = w
-        if view.shape[0] != self.st.n_weights:
-            raise ValueError(f"weights of length {view.shape[0]}, the structure has {self.st.n_weights}")
-        self.w = view
-        self._weights_moved()
-
-    cdef void _weights_moved(self):
-        pass
-
     def recompute_w(self):
         self.w[:] = 0.0
         self.ws.add_to_w(self.w)

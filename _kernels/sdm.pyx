@@ -299,10 +299,6 @@ cdef class SDMSolver(DualSolver):
                     or _lane_scratch(L, 8) < 0):
                 raise MemoryError()
 
-    cdef void _weights_moved(self):
-        if self.n_shards == 1 and self.lanes != NULL:     # the one lane works on w itself
-            self.lanes[0].u = &self.w[0]
-
     def release(self):
         DualSolver.release(self)
         self.slack = None

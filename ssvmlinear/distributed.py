@@ -276,43 +276,50 @@ class DualShard:
         else:
             self.solver = SDCDSolver(structure, Cs, seed, exact_violators)
         self.solver.sigma = float(sigma)
+        self.w_in, self.w_fresh = None, False       # (GDMM: the weights sent, see put_weights)
 
-    def _take_weights(self, w, client_pid):
-        """Make w the solver's weights: SDM and LSE-SDCD work in w's own buffer as it arrived (one
-        vector of the weight dimension on the worker); a worker in the client's process (threads,
-        no serialisation) on a copy, so that it shares no array with the client."""
-        s = self.solver
+    def put_weights(self, start, chunk):
+        """Write a chunk of the round's w into the solver's own weights (GDMM: into a buffer it
+        takes at the next evaluate or round): w arrives in chunks (send_weights), so a worker holds
+        one vector of the weight dimension and a chunk, not a second vector."""
         if self.method == "gdmm":
-            s.set_weights(w)
+            if self.w_in is None:
+                self.w_in = np.empty(self.solver.coef.shape[0])
+            self.w_in[start:start + chunk.shape[0]] = chunk
+            self.w_fresh = True
         else:
-            s.adopt_weights(w.copy() if os.getpid() == client_pid or not w.flags.writeable else w)
+            self.solver.coef[start:start + chunk.shape[0]] = chunk
 
-    def evaluate(self, w, client_pid):
-        """The shard's gap terms at w, taken as the solver's weights: (slack sum, the dual's
-        linear term) -- one oracle per example."""
+    def _gdmm_weights(self):
+        if self.w_fresh:
+            self.solver.set_weights(self.w_in)
+            self.w_fresh = False
+
+    def evaluate(self):
+        """The shard's gap terms at the weights sent: (slack sum, the dual's linear term) -- one
+        oracle per example."""
         s = self.solver
-        self._take_weights(w, client_pid)
         if self.method == "gdmm":
-            ww = 0.5 * float(np.dot(w, w))
+            self._gdmm_weights()
+            ww = 0.5 * float(np.dot(self.w_in, self.w_in))
             return s.primal() - ww, s.dual() + ww
         slack = s.slack_sum() if self.method == "sdm" else s.restricted_slack_sum()
         return slack, s.ws.linear_term()
 
-    def round(self, w, tol, type2_passes, client_pid):
-        """One CoCoA+ local solve from w (None: the weights of the last evaluate) against
-        u = w + sigma' (shard's change): SDM and LSE-SDCD a type-I pass and up to type2_passes
-        type-II passes, GDMM one pass (its factor steps and multiplier step). Returns (u, the
-        dual's linear term at w, rule value, passes, oracle calls); the client takes the change
-        (u - w) / sigma' (local_change), so the worker need not keep w beside u. GDMM's rule value
-        is its pass's (sum of block gaps, consistency violation)."""
+    def round(self, tol, type2_passes, client_pid):
+        """One CoCoA+ local solve from the weights sent (w) against u = w + sigma' (shard's
+        change): SDM and LSE-SDCD a type-I pass and up to type2_passes type-II passes, GDMM one
+        pass (its factor steps and multiplier step). Returns (u, the dual's linear term at w, rule
+        value, passes, oracle calls); the client takes the change (u - w) / sigma' (local_change),
+        so the worker need not keep w beside u -- and a copy of u when the worker runs in the
+        client's process (client_pid), which then shares no array with the client. GDMM's rule
+        value is its pass's (sum of block gaps, consistency violation)."""
         from .solvers import ascent_objective, run_type2_passes
         s = self.solver
         shared = os.getpid() == client_pid
-        if w is not None:
-            self._take_weights(w, client_pid)
         if self.method == "gdmm":
-            u = s.coef
-            lin = s.dual() + 0.5 * float(np.dot(u, u))
+            self._gdmm_weights()
+            lin = s.dual() + 0.5 * float(np.dot(self.w_in, self.w_in))
             calls = s.n_fmo_calls
             rule = s.run_pass()
             u = s.coef                                  # (pairwise: the tables written now)
@@ -335,6 +342,17 @@ class DualShard:
         if self.method == "gdmm":       # (fit_gdmm's count: mean active-set sizes summed)
             return int(round(sum(self.solver.active_set_sizes())))
         return int(self.solver.working_set_sizes().sum())
+
+
+# w travels to the shards in chunks of this many weights (16 MB): a worker receives each into its
+# solver's weights, so it never holds a second vector of the weight dimension
+WEIGHTS_CHUNK = 1 << 21
+
+
+def send_weights(shards, w):
+    """w to every shard (DualShard.put_weights), chunk by chunk."""
+    for start in range(0, w.shape[0], WEIGHTS_CHUNK):
+        shards.call("put_weights", start, w[start:start + WEIGHTS_CHUNK])
 
 
 def local_change(u, w, sigma):
@@ -409,7 +427,8 @@ def fit_cocoa(client, structure, Cs, method, tol, max_iter, seed, verbose=0, gap
 
     def measure():
         ww = 0.5 * float(w @ w)
-        outs = shards.call("evaluate", w, pid)
+        send_weights(shards, w)
+        outs = shards.call("evaluate")
         return ww + sum(o[0] for o in outs), sum(o[1] for o in outs) - ww
 
     measured = False        # the gap measured at the current w
@@ -431,7 +450,9 @@ def fit_cocoa(client, structure, Cs, method, tol, max_iter, seed, verbose=0, gap
             if callback is not None and callback(estimator) is False:
                 stopped_by_user = True
                 break
-            outs = shards.call("round", None if measured else w, tol, type2, pid)
+            if not measured:        # (a measurement sent it)
+                send_weights(shards, w)
+            outs = shards.call("round", tol, type2, pid)
             if not measured:
                 dual = sum(o[1] for o in outs) - 0.5 * float(w @ w)
                 primal = np.nan

@@ -375,36 +375,42 @@ def test_cutting_plane_seeded_caches_on_cluster_equal_single_process(client):
     assert dist.n_iter == local.n_iter
 
 
-def test_shard_round_works_in_the_arriving_weights():
-    """DualShard.round: a worker process works in w's own buffer and returns it (one vector of the
-    weight dimension on the worker), in the client's process on copies; either way the change
-    local_change computes is the one a copy of the solver gives."""
+def test_shard_round_works_in_the_solvers_weights(monkeypatch):
+    """DualShard: w arrives in chunks written into the solver's own weights, and a round returns
+    them (a worker process holds one vector of the weight dimension), in the client's process a
+    copy; the change local_change takes is the same either way and equals the plain solver's."""
     import os
+    from ssvmlinear import distributed as dist
     from ssvmlinear._kernels.dataset import CSRDataset
     from ssvmlinear._kernels.multiclass import MulticlassStructure
-    from ssvmlinear.distributed import DualShard, local_change
+    from ssvmlinear._kernels.sdm import SDMSolver
+    from ssvmlinear.solvers import ascent_objective, run_type2_passes
+
+    class Local:            # ClusterShards' call on one shard in this process
+        def __init__(self, shard):
+            self.shard = shard
+
+        def call(self, method, *args):
+            return [getattr(self.shard, method)(*args)]
+
+    monkeypatch.setattr(dist, "WEIGHTS_CHUNK", 7)       # several chunks, a partial last one
     X, y = random_multiclass(n=300, d=30, K=4, seed=2)
     st = MulticlassStructure(CSRDataset(X.tocsr(), -1.0), np.asarray(y, dtype=np.int32), 4)
     w0 = np.random.default_rng(0).standard_normal(st.n_weights) * 0.01
     got = {}
     for pid in (os.getpid(), -1):            # -1: as from a client in another process
-        shard = DualShard(st, np.full(300, 0.5), "sdm", 3, 2.0)
-        w = w0.copy()
-        u = shard.round(w, 0.1, 2, pid)[0]
-        assert np.shares_memory(u, w) == (pid == -1)
+        shard = dist.DualShard(st, np.full(300, 0.5), "sdm", 3, 2.0)
+        dist.send_weights(Local(shard), w0)
+        np.testing.assert_array_equal(shard.solver.coef, w0)
+        u = shard.round(0.1, 2, pid)[0]
         assert np.shares_memory(u, shard.solver.coef) == (pid == -1)
-        if pid != -1:
-            np.testing.assert_array_equal(w, w0)       # the client's array untouched
-        got[pid] = local_change(u.copy(), w0, 2.0)
+        got[pid] = dist.local_change(u.copy(), w0, 2.0)
     np.testing.assert_array_equal(got[os.getpid()], got[-1])
+    ref = SDMSolver(st, np.full(300, 0.5), 3)
+    ref.sigma = 2.0
+    ref.coef[:] = w0
+    before = ascent_objective(ref)
+    ref.run_pass(True, 0.01)
+    run_type2_passes(ref, 0.1, 0.01, before, 2)
+    np.testing.assert_array_equal(got[-1], (ref.coef - w0) / 2.0)
     assert np.abs(got[-1]).max() > 0
-    # adopt_weights == copying into the solver's own weights
-    from ssvmlinear._kernels.sdm import SDMSolver
-    a, b = (SDMSolver(st, np.full(300, 0.5), 3) for _ in range(2))
-    a.coef[:] = w0
-    b.adopt_weights(w0.copy())
-    for s in (a, b):
-        s.run_pass(True, 0.01)
-        s.run_pass(False, 0.01)
-    np.testing.assert_array_equal(a.coef, b.coef)
-    assert a.dual() == b.dual()
