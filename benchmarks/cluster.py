@@ -5,16 +5,17 @@ and running sums; the data travels once per fit), and each worker's peak RSS bes
 CSR size plus the weights.
 
 - planted multiclass (benchmarks/planted.py: --n rows x --d features, --nnz nonzeros per row,
-  K = 20 classes, C = 0.1, no bias), SDM in one process vs CoCoA+ over SDM on the cluster;
+  K = 20 classes, C = 0.1, no bias), written once as svmlight and converted once to the .ssvmdata
+  cache: SDM in one process vs CoCoA+ over SDM on the cluster, each worker mapping its rows of the
+  cache (the time to parse the text on the workers instead is printed too); with --mmap-limit-mb,
+  one process (ssvm-train) on the memory-mapped cache inside a memory cgroup smaller than the CSR;
 - OCR letters chains (folds 1-9), the one-slack cutting plane (-s 2, C = 0.1, eps 0.1), whose model
   on the cluster equals the single-process one bit for bit (checked here), and GDMM (-s 6, its
   default rule) in one process vs CoCoA+ over GDMM.
 
     python benchmarks/cluster.py                          # 200,000 x 100,000 (a few minutes)
-    python benchmarks/cluster.py --n 2000000 --d 1000000 --nnz 50   # the issue's size
-
-The issue's size (2e6 x 1e6, 1.2 GB of CSR) is the same code with other arguments; we have not
-run it on this 2-core machine yet (see the issue's note for the figures measured).
+    python benchmarks/cluster.py --n 2000000 --d 1000000 --nnz 50 --skip-ocr --mmap-limit-mb 640
+                                                          # the issue's size (~15 minutes; 2.7 GB of text)
 """
 import argparse
 import os
@@ -51,21 +52,28 @@ def worker_floor_mb():
     return worker_peak_mb()
 
 
-def run_cluster(n_workers, fit, path=None):
-    """fit() (or fit(data) with the file parsed on the workers) on a LocalCluster of n_workers
-    processes; (estimator, seconds, [peak MB per worker], shard CSR MB or None, the workers'
-    largest runtime floor in MB)."""
+def run_cluster(n_workers, fit, path=None, cache=None):
+    """fit() (or fit(data) with the data loaded on the workers: the svmlight file `path` parsed
+    there, timed and dropped, then the .ssvmdata `cache` mapped there and trained on) on a
+    LocalCluster of n_workers processes; (estimator, seconds, [peak MB per worker], shard CSR MB
+    or None, the workers' largest runtime floor in MB, (parse seconds, map seconds) or None)."""
     import distributed
     from joblib import parallel_config
     from ssvmlinear.distributed import load_svmlight_shards
     cluster = distributed.LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
                                        dashboard_address=None, memory_limit=0)
     client = distributed.Client(cluster)
-    shard_mb = None
+    shard_mb = loads = None
     try:
         floor = max(client.run(worker_floor_mb).values())
         if path is not None:
+            t = time.perf_counter()
             data = load_svmlight_shards(client, path, n_workers)
+            parse = time.perf_counter() - t
+            del data
+            t = time.perf_counter()
+            data = load_svmlight_shards(client, cache, n_workers)
+            loads = (parse, time.perf_counter() - t)
             shard_mb = data.csr_bytes / n_workers / 2**20
             t = time.perf_counter()
             est = fit(data)
@@ -78,7 +86,7 @@ def run_cluster(n_workers, fit, path=None):
     finally:
         client.close()
         cluster.close()
-    return est, secs, peaks, shard_mb, floor
+    return est, secs, peaks, shard_mb, floor, loads
 
 
 def memory_cgroup(limit_mb):
@@ -148,23 +156,25 @@ def main():
     warnings.simplefilter("ignore")
     from planted import planted
     from ssvmlinear import ChainSSVM, ConvergenceWarning, MulticlassSSVM, dump_svmlight_file, load_svmlight_file
+    from ssvmlinear.datacache import convert_main, load_ssvmdata
 
     path = os.path.join(args.tmp, f"cluster_planted_{args.n}_{args.d}_{args.nnz}_{args.K}.svm")
     if not os.path.exists(path):            # written once
         X, y = planted(args.n, args.d, args.K, nnz=args.nnz, seed=0)
         dump_svmlight_file(X, y, path + ".tmp")
         os.replace(path + ".tmp", path)
+    cache = path[:-4] + ".ssvmdata"
+    if not os.path.exists(cache):           # converted once
+        convert_main(["-q", path, cache])
     if args.mmap_only:
-        from ssvmlinear.datacache import load_ssvmdata
-        X, y = load_ssvmdata(path[:-4] + ".ssvmdata") if os.path.exists(path[:-4] + ".ssvmdata") else \
-            load_svmlight_file(path, n_features=args.d, zero_based=False)
+        X, y = load_ssvmdata(cache)
     else:
         X, y = load_svmlight_file(path, n_features=args.d, zero_based=False)
     csr_mb_total = csr_mb(X)
     weights_mb = 8 * args.d * args.K / 2**20
     print(f"planted multiclass: {args.n} x {args.d}, {X.nnz / args.n:.1f} nonzeros per row, K = {args.K}, "
-          f"C = {args.C}, no bias; CSR {csr_mb(X):.0f} MB, weights {weights_mb:.0f} MB; the cluster runs parse "
-          f"the file on the workers (load_svmlight_shards)")
+          f"C = {args.C}, no bias; CSR {csr_mb(X):.0f} MB, weights {weights_mb:.0f} MB; the cluster runs map "
+          f"their shards of the .ssvmdata cache on the workers (load_svmlight_shards)")
     print(f"{'run':24s} {'seconds':>8s} {'passes':>7s} {'rounds':>7s} {'rel gap':>8s} {'objective':>12s} "
           f"{'MB/round':>9s}  peak MB per worker (1.5 x (shard CSR + weights); a worker's runtime floor)")
 
@@ -178,18 +188,19 @@ def main():
         print(f"{'SDM, one process':24s} {secs:8.1f} {one.n_iter_:7d} {'':>7s} {one.gap_ / one.objective_:8.4f} "
               f"{one.objective_:12.6g} {'':>9s}  {worker_peak_mb():.0f} (this process, file parsed here)")
         del X, y
+        loads = []
         for k in (1, 2):
-            est, secs, peaks, shard_mb, floor = run_cluster(k, fit_mc, path)
+            est, secs, peaks, shard_mb, floor, load = run_cluster(k, fit_mc, path, cache)
+            loads.append(load)
             rounds = len(est.objective_curve_)
-            # per round: w to every worker and its change of w back
+            # per round: w to every worker and its local iterate back
             print(f"{f'CoCoA+ SDM, {k} worker(s)':24s} {secs:8.1f} {est.n_iter_:7d} {rounds:7d} "
                   f"{est.gap_ / est.objective_:8.4f} {est.objective_:12.6g} {2 * weights_mb * k:9.1f}  "
                   f"{' '.join(f'{p:.0f}' for p in peaks)} ({1.5 * (shard_mb + weights_mb):.0f}; floor {floor:.0f})")
+        print("loading the shards on 1 / 2 workers: parsing the svmlight file "
+              + " / ".join(f"{p:.1f}" for p, _ in loads) + " s, mapping the .ssvmdata cache (trained on) "
+              + " / ".join(f"{m:.2f}" for _, m in loads) + " s")
     if args.mmap_limit_mb:
-        from ssvmlinear.datacache import convert_main
-        cache = path[:-4] + ".ssvmdata"
-        if not os.path.exists(cache):
-            convert_main([path, cache])
         secs, peak, limited = mmap_run(cache, args.C, args.mmap_limit_mb)
         print(f"\none process on the memory-mapped cache {cache}: {secs:.1f} s, peak RSS {peak:.0f} MB "
               + (f"in a memory cgroup of {args.mmap_limit_mb} MB" if limited else "(no cgroup could be made: "
@@ -207,7 +218,7 @@ def main():
     ref = fit_chain()
     print(f"{'one process':24s} {time.perf_counter() - t:8.1f} {ref.n_iter_:7d} iterations")
     for k in (1, 2):
-        est, secs, peaks, _, _ = run_cluster(k, fit_chain)
+        est, secs, peaks, _, _, _ = run_cluster(k, fit_chain)
         same = np.array_equal(est.coef_, ref.coef_)
         print(f"{f'{k} worker(s)':24s} {secs:8.1f} {est.n_iter_:7d} iterations; model equal bit for bit: {same}; "
               f"peak MB per worker {' '.join(f'{p:.0f}' for p in peaks)}")
@@ -224,7 +235,7 @@ def main():
     print(f"{'one process':24s} {time.perf_counter() - t:8.1f} {ref.n_iter_:7d} passes; objective {ref.objective_:.6g} "
           f"rel. gap {ref.gap_ / ref.objective_:.4f}")
     for k in (1, 2):
-        est, secs, peaks, _, _ = run_cluster(k, fit_gdmm)
+        est, secs, peaks, _, _, _ = run_cluster(k, fit_gdmm)
         print(f"{f'{k} worker(s)':24s} {secs:8.1f} {est.n_iter_:7d} passes; objective {est.objective_:.6g} "
               f"rel. gap {est.gap_ / est.objective_:.4f}; converged {est.converged_}; "
               f"peak MB per worker {' '.join(f'{p:.0f}' for p in peaks)}")

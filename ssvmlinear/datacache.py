@@ -60,9 +60,13 @@ def save_ssvmdata(path, X, y, lengths=None):
         raise
 
 
-def load_ssvmdata(path):
+def load_ssvmdata(path, part=None, by_sequence=False):
     """(X, y) or (X, y, lengths) as load_svmlight_file returns them, X's arrays memory-mapped
-    read-only; ValueError naming the folder and the file on anything inconsistent."""
+    read-only; ValueError naming the folder and the file on anything inconsistent.
+
+    part=(k, n_parts): only part k of n_parts equal row ranges (by_sequence: of the sequences),
+    checked and mapped alone -- a Dask worker's shard (load_svmlight_shards), read without parsing
+    and without touching the other parts' pages."""
     def fail(what):
         raise ValueError(f"{path}: {what}")
     try:
@@ -78,6 +82,10 @@ def load_ssvmdata(path):
         kind = meta["kind"]
     except (KeyError, TypeError, ValueError):
         fail("meta.json lacks shape, nnz or kind")
+    if kind not in ("multiclass", "multilabel", "sequence"):
+        fail(f"unknown kind {kind!r}")
+    if by_sequence and kind != "sequence":
+        fail(f"holds {kind} data, not sequences")
 
     def arr(name, length, dtypes):
         f = os.path.join(path, name + ".npy")
@@ -93,26 +101,39 @@ def load_ssvmdata(path):
     indptr = arr("indptr", n + 1, ["int32", "int64"])
     if indptr[0] != 0 or indptr[-1] != nnz or (n and np.any(np.diff(indptr) < 0)):
         fail("indptr.npy does not rise from 0 to nnz")
-    if nnz and (indices.min() < 0 or indices.max() >= d):
+    lengths = None
+    if kind == "sequence":
+        lengths = np.load(os.path.join(path, "lengths.npy"))
+        if lengths.sum() != n or np.any(lengths < 1):
+            fail("lengths.npy does not split the rows into sequences")
+    a, b = 0, n
+    if part is not None:
+        k, parts = part
+        if by_sequence:
+            s0, s1 = k * lengths.shape[0] // parts, (k + 1) * lengths.shape[0] // parts
+            a, b = int(lengths[:s0].sum()), int(lengths[:s1].sum())
+            lengths = np.array(lengths[s0:s1])
+        else:
+            a, b = k * n // parts, (k + 1) * n // parts
+            lengths = None
+        s, e = int(indptr[a]), int(indptr[b])
+        data, indices = data[s:e], indices[s:e]
+        indptr = np.asarray(indptr[a:b + 1]) - indptr.dtype.type(s)
+    if indices.shape[0] and (indices.min() < 0 or indices.max() >= d):
         fail(f"indices.npy holds a column outside 0..{d - 1}")
-    X = sp.csr_matrix((data, indices, indptr), shape=(n, d), copy=False)
+    X = sp.csr_matrix((data, indices, indptr), shape=(b - a, d), copy=False)
     if kind == "multilabel":
         L = int(meta.get("n_labels", -1))
         yi = arr("y_indptr", n + 1, ["int64"])
         yind = arr("y_indices", int(yi[-1]) if n + 1 else 0, ["int64"])
+        yind = yind[yi[a]:yi[b]]
+        yi = np.asarray(yi[a:b + 1]) - yi[a]
         if L < 0 or (yind.size and (yind.min() < 0 or yind.max() >= L)):
             fail("y_indices.npy holds a label outside 0..n_labels-1")
-        Y = sp.csr_matrix((np.ones(yind.shape[0], dtype=np.int32), np.asarray(yind), np.asarray(yi)), shape=(n, L))
+        Y = sp.csr_matrix((np.ones(yind.shape[0], dtype=np.int32), np.asarray(yind), yi), shape=(b - a, L))
         return X, Y
-    y = np.asarray(arr("y", n, ["float64"]))
-    if kind == "multiclass":
-        return X, y
-    if kind != "sequence":
-        fail(f"unknown kind {kind!r}")
-    lengths = np.load(os.path.join(path, "lengths.npy"))
-    if lengths.sum() != n or np.any(lengths < 1):
-        fail("lengths.npy does not split the rows into sequences")
-    return X, y, lengths
+    y = np.asarray(arr("y", n, ["float64"])[a:b])
+    return (X, y) if lengths is None else (X, y, lengths)
 
 
 def load_data(path, **kw):

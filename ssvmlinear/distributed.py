@@ -258,7 +258,9 @@ class DualShard:
         from ._kernels.sdcd import SDCDSolver
         self.method = method
         if method == "sdm":
-            self.solver = SDMSolver(structure, Cs, seed)
+            from .solvers import MMAP_VISIT_BLOCK
+            self.solver = SDMSolver(structure, Cs, seed,
+                                    visit_block=MMAP_VISIT_BLOCK if structure.X.memory_mapped else 0)
         elif method == "gdmm":
             from ._kernels.chain import ChainStructure
             from ._kernels.gdmm import ChainGDMM, PairwiseGDMM
@@ -535,6 +537,17 @@ def _parse_shard(path, k, n_shards, kind, zero_based):
     return dict(X=parts[0], y=parts[1], lengths=parts[2] if len(parts) == 3 else None, byte_range=(s, e))
 
 
+def _cache_shard(path, k, n_shards, kind):
+    """On a worker: shard k of the .ssvmdata folder `path`, memory-mapped."""
+    from .datacache import load_ssvmdata
+    import scipy.sparse as sp
+    parts = load_ssvmdata(path, part=(k, n_shards), by_sequence=kind == "sequence")
+    if (kind == "multilabel") != sp.issparse(parts[1]):
+        raise ValueError(f"{path}: holds {'multi-label' if sp.issparse(parts[1]) else 'single-label'} data; "
+                         f"load_svmlight_shards was asked for kind={kind!r}")
+    return dict(X=parts[0], y=parts[1], lengths=parts[2] if len(parts) == 3 else None, byte_range=None)
+
+
 def _summary(part):
     """What the client learns of a shard: sizes, width, labels (multi-label: the label columns)
     and their counts."""
@@ -600,17 +613,24 @@ def load_svmlight_shards(client, path, n_shards=None, kind="multiclass", zero_ba
     (workers); the shards stay there. n_shards defaults to the number of workers. Errors name the
     file and its line. Returns a ShardedData (nothing but sizes and the class list reach the
     client); MulticlassSSVM's, (kind="sequence") ChainSSVM's and (kind="multilabel")
-    MultiLabelSSVM's fit and predict take it in place of X, y."""
+    MultiLabelSSVM's fit and predict take it in place of X, y.
+
+    path may also be a .ssvmdata folder (ssvm-convert) on a file system every worker sees: then
+    shard k is the k-th of n_shards equal row ranges (kind="sequence": of the sequences), which its
+    worker maps from the folder without parsing (datacache.load_ssvmdata's part)."""
+    from .datacache import is_ssvmdata
     if kind not in ("multiclass", "sequence", "multilabel"):
         raise ValueError(f"kind must be 'multiclass', 'sequence' or 'multilabel'; got {kind!r}")
     path = os.path.abspath(os.fspath(path))
-    if not os.path.isfile(path):
+    cached = is_ssvmdata(path)
+    if not (cached or os.path.isfile(path)):
         raise FileNotFoundError(path)
     workers = sorted(client.scheduler_info()["workers"])
     k = int(n_shards or len(workers))
     placed = [workers[s % len(workers)] for s in range(k)]
-    futures = [client.submit(_parse_shard, path, s, k, kind, zero_based, workers=[placed[s]],
-                             allow_other_workers=False, pure=False) for s in range(k)]
+    futures = [client.submit(*((_cache_shard, path, s, k, kind) if cached else
+                               (_parse_shard, path, s, k, kind, zero_based)),
+                             workers=[placed[s]], allow_other_workers=False, pure=False) for s in range(k)]
     summaries = client.gather([client.submit(_summary, f, workers=[w], pure=False) for f, w in zip(futures, placed)])
     keep = [s for s in range(k) if summaries[s]["n"] > 0]     # (a tiny file: empty shards)
     return ShardedData(client, [futures[s] for s in keep], [placed[s] for s in keep],

@@ -132,3 +132,30 @@ def test_memory_mapped_fit_reaches_the_in_memory_optimum(tmp_path, monkeypatch):
     assert seen == [0, 100]
     assert abs(got.objective_ - ref.objective_) <= got.gap_ + ref.gap_ + 1e-9 * ref.objective_
     assert got.gap_ <= 0.01 * got.objective_
+
+
+@pytest.mark.parametrize("name", ["ocr_letters_test.svm.gz", "scene_test.svm.gz"])
+def test_parts_of_a_cache_are_its_rows(name, tmp_path):
+    """load_ssvmdata(part=(k, K)): the K parts, memory-mapped, put back together are the whole
+    (by_sequence: whole sequences)."""
+    src = f"data/{name}"
+    assert convert_main(["-q", src, str(tmp_path / "d.ssvmdata")]) == 0
+    whole = load_ssvmdata(tmp_path / "d.ssvmdata")
+    modes = [False, True] if len(whole) == 3 else [False]
+    for by_sequence in modes:
+        parts = [load_ssvmdata(tmp_path / "d.ssvmdata", part=(k, 3), by_sequence=by_sequence) for k in range(3)]
+        assert all(mapped(p[0].data) and mapped(p[0].indices) for p in parts)
+        assert (sp.vstack([p[0] for p in parts]) != whole[0]).nnz == 0
+        if sp.issparse(whole[1]):
+            assert (sp.vstack([p[1] for p in parts]) != whole[1]).nnz == 0
+        else:
+            np.testing.assert_array_equal(np.concatenate([p[1] for p in parts]), whole[1])
+        if by_sequence:
+            np.testing.assert_array_equal(np.concatenate([p[2] for p in parts]), whole[2])
+            assert all(p[2].sum() == p[0].shape[0] for p in parts)
+        else:
+            assert [p[0].shape[0] for p in parts] == [(k + 1) * whole[0].shape[0] // 3 - k * whole[0].shape[0] // 3
+                                                       for k in range(3)]
+    if len(whole) != 3:
+        with pytest.raises(ValueError, match="not sequences"):
+            load_ssvmdata(tmp_path / "d.ssvmdata", part=(0, 2), by_sequence=True)

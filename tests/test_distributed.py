@@ -257,6 +257,36 @@ def test_load_svmlight_shards_trains_where_the_data_lives(client, tmp_path):
         np.testing.assert_array_equal(est.predict(data), est.predict(X))
 
 
+@pytest.mark.parametrize("kind", ["multiclass", "sequence"])
+def test_shards_map_a_binary_cache(client, tmp_path, kind):
+    """load_svmlight_shards on a .ssvmdata folder: each worker maps its rows (no parsing); the
+    same rows, labels and optimum as the text file."""
+    from ssvmlinear import dump_svmlight_file, load_svmlight_file
+    from ssvmlinear.datacache import convert_main
+    from ssvmlinear.distributed import load_svmlight_shards
+    path = tmp_path / "train.svm"
+    if kind == "sequence":
+        X, y, lengths = random_chains(n_seq=50, seed=21)
+        dump_svmlight_file(X, y, path, lengths=lengths)
+    else:
+        X, y = random_multiclass(n=300, d=12, K=4, density=0.4, seed=21)
+        dump_svmlight_file(X, y, path)
+    assert convert_main(["-q", str(path), str(tmp_path / "train.ssvmdata")]) == 0
+    whole = load_svmlight_file(path)
+    data = load_svmlight_shards(client, tmp_path / "train.ssvmdata", 3, kind=kind)
+    assert data.n_samples == whole[0].shape[0]
+    np.testing.assert_array_equal(data.labels(), whole[1])
+    est_cls = ChainSSVM if kind == "sequence" else MulticlassSSVM
+    ref = reference(est_cls, whole, C=1.0)
+    est = est_cls(C=1.0, max_iter=10000).fit(data)
+    assert ref.objective_ * (1 - 1e-6) <= est.objective_ <= ref.objective_ * 1.01
+    np.testing.assert_array_equal(est.predict(data), est.predict(*((whole[0], whole[2]) if kind == "sequence"
+                                                                  else (whole[0],))))
+    if kind == "multiclass":
+        with pytest.raises(ValueError, match="not sequences"):
+            load_svmlight_shards(client, tmp_path / "train.ssvmdata", 2, kind="sequence")
+
+
 def test_load_svmlight_shards_errors_name_the_file_and_line(client, tmp_path):
     from ssvmlinear.distributed import load_svmlight_shards
     lines = [f"{k % 3} 1:{k}.5 4:1" for k in range(60)]
