@@ -399,6 +399,10 @@ cdef class ChainStructure(Structure):
                 if Ct[t * K + c] != 0.0:
                     row_axpy(r, -Ct[t * K + c], w, K, c)
 
+    cdef void example_rows(self, Py_ssize_t i, Py_ssize_t *lo, Py_ssize_t *hi) noexcept nogil:
+        lo[0] = <Py_ssize_t> self.starts[i]
+        hi[0] = <Py_ssize_t> self.starts[i + 1]
+
     cdef Py_ssize_t workspace_size(self) noexcept nogil:
         # Viterbi: unary scores and beliefs (T x K each) + max-product's; margins and
         # update_many: T x K + 2T; gram_row: T x T token products + 2T ints

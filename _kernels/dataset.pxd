@@ -29,6 +29,7 @@ cdef class CSRDataset:
     cdef readonly bint memory_mapped     # data or indices read from a file by memory map
 
     cdef Row row(self, Py_ssize_t i) noexcept nogil
+    cdef void prefetch_rows(self, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil
     cdef double sqnorm(self, Py_ssize_t i) noexcept nogil
 
 

@@ -236,7 +236,9 @@ cdef class SDMSolver(DualSolver):
     # random order, shuffled within each block, so that a pass over a memory-mapped data set reads
     # each page once (0: one shuffle of all examples)
     cdef readonly Py_ssize_t visit_block
-    cdef Py_ssize_t[::1] order_tmp
+    cdef Py_ssize_t[::1] order_tmp       # (after the order's copy, its blocks in visiting order)
+    cdef Py_ssize_t[::1] block_ends      # per block of the pass's list: its first and last example
+    cdef Py_ssize_t n_blocks             # blocks of this pass (0: not cut into blocks)
 
     def __cinit__(self):
         self.lanes = NULL
@@ -260,6 +262,7 @@ cdef class SDMSolver(DualSolver):
         self.visit_block = visit_block
         if visit_block > 0:     # the order's copy and one slot per block
             self.order_tmp = np.zeros(self.n + self.n // visit_block + 2, dtype=np.intp)
+            self.block_ends = np.zeros(2 * (self.n // visit_block + 2), dtype=np.intp)
         self.team = Team(n_threads)
         self.Lmax = max(structure.max_label_len, 1)
         self.batch_cap = batch
@@ -452,6 +455,7 @@ cdef class SDMSolver(DualSolver):
             if self.Cs[i] > 0.0 and (use_oracle or self.ws.size[i] >= 2):
                 self.order[m] = i
                 m += 1
+        self.n_blocks = 0
         if m > 1 and 0 < self.visit_block < m:
             self._shuffle_blocks(m)
         elif m > 1:
@@ -465,7 +469,10 @@ cdef class SDMSolver(DualSolver):
         cdef Py_ssize_t *blocks = &self.order_tmp[m]
         for b in range(nb):
             start = b * B
-            rng_shuffle(&self.rng_state, &self.order[start], min(B, m - start))
+            length = min(B, m - start)
+            self.block_ends[2 * b] = self.order[start]      # (the list is in row order)
+            self.block_ends[2 * b + 1] = self.order[start + length - 1]
+            rng_shuffle(&self.rng_state, &self.order[start], length)
             blocks[b] = b
         rng_shuffle(&self.rng_state, blocks, nb)
         for k in range(nb):
@@ -474,6 +481,23 @@ cdef class SDMSolver(DualSolver):
             memcpy(&self.order_tmp[pos], &self.order[start], length * sizeof(Py_ssize_t))
             pos += length
         memcpy(&self.order[0], &self.order_tmp[0], m * sizeof(Py_ssize_t))
+        self.n_blocks = nb
+
+    cdef Py_ssize_t _block_len(self, Py_ssize_t m, Py_ssize_t k) noexcept nogil:
+        """Length of the k-th visited block of a pass of m visits (0 past the last)."""
+        if k >= self.n_blocks:
+            return 0
+        return min(self.visit_block, m - self.order_tmp[m + k] * self.visit_block)
+
+    cdef void _prefetch_block(self, Py_ssize_t m, Py_ssize_t k) noexcept nogil:
+        """Ask for the k-th visited block's rows ahead (memory-mapped data)."""
+        cdef Py_ssize_t b, lo, hi, unused
+        if k >= self.n_blocks:
+            return
+        b = self.order_tmp[m + k]
+        self.st.example_rows(self.block_ends[2 * b], &lo, &unused)
+        self.st.example_rows(self.block_ends[2 * b + 1], &unused, &hi)
+        self.st.X.prefetch_rows(lo, hi)
 
     def pass_order(self, bint use_oracle=True):
         """The examples of the next pass in their visiting order (a copy; draws the pass's shuffle,
@@ -603,7 +627,7 @@ cdef class SDMSolver(DualSolver):
         examples are asked at the block's starting weights, shared with the running helpers.
         n_shards > 1: the shuffled examples are cut into n_shards equal ranges, each visited
         sequentially against its own copy of w (shared with the helpers), then combined."""
-        cdef Py_ssize_t t, s, e, i, k, m = 0, grain, S = self.n_shards
+        cdef Py_ssize_t t, s, e, i, k, m = 0, grain, next_block, S = self.n_shards
         cdef double v, vmax = 0.0, t0
         cdef bint oom = False
         cdef Lane *L
@@ -635,7 +659,16 @@ cdef class SDMSolver(DualSolver):
                         self.ws.maybe_compact()
                     s = e
             elif batch <= 1 or not use_oracle:
+                # blocks of memory-mapped data: while one block is visited the next is read
+                self._prefetch_block(m, 0)
+                self._prefetch_block(m, 1)
+                next_block = self._block_len(m, 0) if self.n_blocks else m
+                k = 1
                 for t in range(m):
+                    if t == next_block:         # block k starts
+                        self._prefetch_block(m, k + 1)
+                        next_block += self._block_len(m, k)
+                        k += 1
                     i = self.order[t]
                     v = self._visit(L0, i, use_oracle, inner_tol, -1)
                     if v == -1.0:

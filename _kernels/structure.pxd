@@ -58,6 +58,8 @@ cdef class Structure:
     cdef void update_many(self, double *w, Py_ssize_t i, const double *coefs, const int *labels, int n,
                           double *work) noexcept nogil
     cdef Py_ssize_t workspace_size(self) noexcept nogil
+    # rows of X that example i reads: [lo[0], hi[0]) (default: row i; chains: its tokens)
+    cdef void example_rows(self, Py_ssize_t i, Py_ssize_t *lo, Py_ssize_t *hi) noexcept nogil
     # After oracle(w, i, lam, ...) answered y_best (`work` still holding what it left there, the
     # same w): up to k other labels with the next largest m(y) + lam * Delta(y, y_i), best first,
     # in labels_out (k x label_len) with those values; returns how many. Default 0: structures

@@ -85,6 +85,10 @@ cdef class Structure:
         what gram()/gram_row() reuse across calls (default: nothing)."""
         pass
 
+    cdef void example_rows(self, Py_ssize_t i, Py_ssize_t *lo, Py_ssize_t *hi) noexcept nogil:
+        lo[0] = i
+        hi[0] = i + 1
+
     cdef Py_ssize_t workspace_size(self) noexcept nogil:
         return 0
 

@@ -178,7 +178,9 @@ def main():
     print(f"{'run':24s} {'seconds':>8s} {'passes':>7s} {'rounds':>7s} {'rel gap':>8s} {'objective':>12s} "
           f"{'MB/round':>9s}  peak MB per worker (1.5 x (shard CSR + weights); a worker's runtime floor)")
 
-    if not args.mmap_only:
+    if args.mmap_only:      # (a mapping kept here would keep the cache's pages out of the child's cgroup)
+        del X, y
+    else:
         def fit_mc(*data):
             return MulticlassSSVM(C=args.C, fit_intercept=False).fit(*data)
 

@@ -159,3 +159,19 @@ def test_parts_of_a_cache_are_its_rows(name, tmp_path):
     if len(whole) != 3:
         with pytest.raises(ValueError, match="not sequences"):
             load_ssvmdata(tmp_path / "d.ssvmdata", part=(0, 2), by_sequence=True)
+
+
+def test_memory_mapped_chains_reach_the_in_memory_optimum(tmp_path, monkeypatch):
+    """Chains on a memory-mapped cache: blocks of sequences, each block's tokens read ahead
+    (ChainStructure.example_rows); the optimum of the in-memory fit within the two gaps."""
+    from ssvmlinear import ChainSSVM, solvers
+    monkeypatch.setattr(solvers, "MMAP_VISIT_BLOCK", 64)
+    src = "data/ocr_letters_test.svm.gz"
+    assert convert_main(["-q", src, str(tmp_path / "d.ssvmdata")]) == 0
+    X, y, lengths = load_svmlight_file(src, zero_based=False)
+    Xm, ym, lm = load_ssvmdata(tmp_path / "d.ssvmdata")
+    ref = ChainSSVM(C=0.1, fit_intercept=False).fit(X, y, lengths)
+    got = ChainSSVM(C=0.1, fit_intercept=False).fit(Xm, ym, lm)
+    assert not np.array_equal(got.coef_, ref.coef_)          # another visiting order
+    assert abs(got.objective_ - ref.objective_) <= got.gap_ + ref.gap_
+    assert got.gap_ <= 0.01 * got.objective_
