@@ -45,6 +45,12 @@ exact one is >= 2/3 avoids that there but costs Catalyst's inner solves on chain
 optimum and the KKT stopping rule are the plain method's (the violations are measured at each
 shard's weights).
 
+Blocked passes (visit_block B > 0: data memory-mapped from ssvm-convert's cache): the pass's
+examples, listed in row order, are cut into blocks of B consecutive ones; each block is shuffled
+and the blocks are visited in a random order, and while one block is visited the next one's rows
+are read ahead (posix_madvise WILLNEED), so a pass reads the file in long runs that overlap the
+visits instead of one page fault per example. The optimum and the stopping rule are unchanged.
+
 The oracles of a block only read w, so the solver's Team (team.pxd) shares them: its helper
 threads and the pass's own thread claim small ranges, each with its own work buffer, and the pass
 waits for all before the visits. Which thread computes an answer does not change it, so results
