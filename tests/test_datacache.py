@@ -127,7 +127,7 @@ def test_memory_mapped_fit_reaches_the_in_memory_optimum(tmp_path, monkeypatch):
         return real(*args, **kwargs)
     monkeypatch.setattr(solvers, "MMAP_VISIT_BLOCK", 100)
     monkeypatch.setattr(solvers, "SDMSolver", spy)
-    ref = MulticlassSSVM(C=1.0, fit_intercept=False, tol=1e-4).fit(X, y)
+    ref = MulticlassSSVM(C=1.0, fit_intercept=False, tol=1e-3).fit(X, y)
     got = MulticlassSSVM(C=1.0, fit_intercept=False).fit(Xm, ym)
     assert seen == [0, 100]
     assert abs(got.objective_ - ref.objective_) <= got.gap_ + ref.gap_ + 1e-9 * ref.objective_
