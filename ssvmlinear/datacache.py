@@ -109,6 +109,8 @@ def load_ssvmdata(path, part=None, by_sequence=False):
     a, b = 0, n
     if part is not None:
         k, parts = part
+        if not 0 <= k < parts:
+            raise ValueError(f"part {k} of {parts}: need 0 <= k < n_parts")
         if by_sequence:
             s0, s1 = k * lengths.shape[0] // parts, (k + 1) * lengths.shape[0] // parts
             a, b = int(lengths[:s0].sum()), int(lengths[:s1].sum())

@@ -199,6 +199,10 @@ def fit_sdm(structure, Cs, tol, max_iter, seed, verbose=0, callback=None, estima
     The primal evaluations (one oracle per example) are shared for any B, with the same value as
     in one thread. oracle_seconds: wall-clock seconds of the type-I passes' oracle phase.
 
+    Memory-mapped data (structure.X.memory_mapped: ssvm-convert's cache): passes visit shuffled
+    blocks of MMAP_VISIT_BLOCK consecutive examples and read the next block ahead, so the file is
+    read in long runs (another visiting order than in memory: the same optimum, another path).
+
     shards S > 1 (instead of oracle blocks): every pass, type-I and type-II, runs in rounds whose
     examples are cut into S shards visited concurrently (n_jobs threads), each against its own copy
     of w, then combined by an exact line search along the sum of their changes (_kernels/sdm.pyx).
