@@ -13,8 +13,9 @@ The switch is joblib's: with a `distributed.Client` connected and
   sum (add_chunks: the in-process sum's exact sequence of additions), so the model equals the
   single-process one bit for bit for any number of shards;
 - SDM and LSE-SDCD run CoCoA+ (Ma et al. 2015, adding with sigma' = number of shards): each round
-  sends w, each shard runs local passes of our own solver on its examples' dual variables in the
-  arriving copy of w with the Gram matrix and the updates of w scaled by sigma', and returns its
+  sends w (in chunks written into each shard solver's own weights: send_weights), each shard runs
+  local passes of our own solver on its examples' dual variables from there, with the Gram matrix
+  and the updates of w scaled by sigma', and returns its
   local iterate, from which the client takes the changes and adds them in shard order. The fit
   stops on the solver's own rule and, by default, a relative duality gap of GAP_TOL, measured
   (each shard's slack sum at w and its dual linear term: an oracle per example) when the rule
