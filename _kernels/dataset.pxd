@@ -30,6 +30,7 @@ cdef class CSRDataset:
 
     cdef Row row(self, Py_ssize_t i) noexcept nogil
     cdef void prefetch_rows(self, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil
+    cdef void cache_rows(self, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil
     cdef double sqnorm(self, Py_ssize_t i) noexcept nogil
 
 
@@ -72,6 +73,7 @@ cdef inline void row_axpy(Row r, double a, double *w, Py_ssize_t stride, Py_ssiz
 
 
 cdef extern from "inner_loops.h" nogil:
+    void ssvm_prefetch(const void *p, Py_ssize_t nbytes, int for_write)
     void ssvm_row_gemv(const int *ind, const double *val, Py_ssize_t nnz, const double *w, Py_ssize_t stride,
                        double *out)
 
@@ -121,3 +123,10 @@ cdef inline double row_row_dot(Row a, Row b) noexcept nogil:
         else:
             q += 1
     return s
+
+
+cdef inline void row_cache_blocks(Row r, const double *w, Py_ssize_t stride) noexcept nogil:
+    """Start loading the weight blocks of the row's nonzeros into the cache (for writing)."""
+    cdef Py_ssize_t k
+    for k in range(r.nnz):
+        ssvm_prefetch(w + <Py_ssize_t> r.ind[k] * stride, stride * sizeof(double), 1)

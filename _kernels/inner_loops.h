@@ -3,9 +3,27 @@
 #ifndef SSVM_INNER_LOOPS_H
 #define SSVM_INNER_LOOPS_H
 #include <stddef.h>
+#include <stdint.h>
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
+
+/* A hint to the cache: start loading [p, p + bytes) now, for reading or for writing, so that a
+ * later access finds it (results do not depend on it; a no-op where the compiler has no prefetch). */
+static inline void ssvm_prefetch(const void *p, ptrdiff_t bytes, int for_write)
+{
+#if defined(__GNUC__)
+    const char *c = (const char *)((uintptr_t)p & ~(uintptr_t)63), *end = (const char *)p + bytes;
+    if (for_write)
+        for (; c < end; c += 64)
+            __builtin_prefetch(c, 1, 3);
+    else
+        for (; c < end; c += 64)
+            __builtin_prefetch(c, 0, 3);
+#else
+    (void)p; (void)bytes; (void)for_write;
+#endif
+}
 
 /* out[c] = sum_k val[k] * w[ind[k]*stride + c] for c < stride: the product of a sparse row with
  * the (feature-major) weight blocks. Eight outputs at a time stay in registers over the nonzeros;

@@ -2,7 +2,8 @@
 """Multiclass structure: one of K classes, phi(x, y) = x (x) e_y, 0/1 loss (Crammer-Singer)."""
 import numpy as np
 
-from ssvmlinear._kernels.dataset cimport CSRDataset, Row, row_dot, row_axpy, row_gemv, row_entries, row_entry
+from ssvmlinear._kernels.dataset cimport (CSRDataset, Row, row_dot, row_axpy, row_gemv, row_entries,
+                                         row_entry, row_cache_blocks)
 from ssvmlinear._kernels.structure cimport Structure
 
 # margins of n of K labels read only their entries when GATHER_FACTOR * (n + 1) <= K
@@ -87,6 +88,13 @@ cdef class MulticlassStructure(Structure):
 
     cdef double loss(self, Py_ssize_t i, const int *y) noexcept nogil:
         return 0.0 if y[0] == self.y[i] else 1.0
+
+    cdef void cache_example(self, const double *w, Py_ssize_t i, bint weights) noexcept nogil:
+        # the K-blocks of the row's features: the oracle reads them all and the update writes them
+        if weights:
+            row_cache_blocks(self.X.row(i), w, self.n_classes)
+        else:
+            self.X.cache_rows(i, i + 1)
 
     cdef double oracle(self, const double *w, Py_ssize_t i, double lam, int *y_out,
                        double *m_out, double *delta_out, double *work) noexcept nogil:

@@ -60,6 +60,10 @@ cdef class Structure:
     cdef Py_ssize_t workspace_size(self) noexcept nogil
     # rows of X that example i reads: [lo[0], hi[0]) (default: row i; chains: its tokens)
     cdef void example_rows(self, Py_ssize_t i, Py_ssize_t *lo, Py_ssize_t *hi) noexcept nogil
+    # A hint (no effect on results): start loading what a visit of example i will read into the CPU
+    # cache. weights=False: its rows of X (default: example_rows); weights=True: the weights its
+    # rows touch -- call it after the rows' own hint, a visit or more later (default: none).
+    cdef void cache_example(self, const double *w, Py_ssize_t i, bint weights) noexcept nogil
     # After oracle(w, i, lam, ...) answered y_best (`work` still holding what it left there, the
     # same w): up to k other labels with the next largest m(y) + lam * Delta(y, y_i), best first,
     # in labels_out (k x label_len) with those values; returns how many. Default 0: structures

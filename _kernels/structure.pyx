@@ -89,6 +89,12 @@ cdef class Structure:
         lo[0] = i
         hi[0] = i + 1
 
+    cdef void cache_example(self, const double *w, Py_ssize_t i, bint weights) noexcept nogil:
+        cdef Py_ssize_t lo, hi
+        if not weights:
+            self.example_rows(i, &lo, &hi)
+            self.X.cache_rows(lo, hi)
+
     cdef Py_ssize_t workspace_size(self) noexcept nogil:
         return 0
 

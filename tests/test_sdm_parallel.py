@@ -175,3 +175,26 @@ def test_primal_sums_blocks_of_examples_the_same_for_any_n_jobs():
     hinge = np.max(S + (np.arange(4)[None, :] != y[:, None]), axis=1) - S[rows, y]
     reference = 0.5 * np.sum(W * W) + 0.3 * np.sum(sw * hinge)
     assert fits[0].objective_ == pytest.approx(reference, rel=1e-12)
+
+
+@pytest.mark.parametrize("params", [dict(), dict(batch=8, n_threads=2), dict(n_shards=3, n_threads=2)])
+def test_cache_hints_change_nothing(params):
+    """The cache hints a visit gives for the visits ahead (rows, and in oracle passes the weights
+    they read) are hints: for any distance -- none, 1, 2, past the end of a pass -- the passes give
+    the same bits (multiclass: its own weight hints; chains: the default rows-only hint)."""
+    from ssvmlinear._kernels.dataset import CSRDataset
+    from ssvmlinear._kernels.multiclass import MulticlassStructure
+    from ssvmlinear._kernels.sdm import SDMSolver
+    X, y = random_multiclass(n=200, d=30, K=6, density=0.2, seed=4)
+    problems = [MulticlassStructure(CSRDataset(X, 1.0), y, 6), random_chain_problem(2, n_seq=25)[0]]
+    for st in problems:
+        runs = []
+        for ahead in (0, 1, 2, 1000):
+            solver = SDMSolver(st, np.full(st.n_examples, 0.7), 5, **params)
+            solver.cache_ahead = ahead
+            for p in range(6):
+                solver.run_pass(p % 2 == 0, 1e-4, params.get("batch", 1))
+            runs.append((solver.coef.copy(), solver.primal(), solver.dual()))
+        assert np.abs(runs[0][0]).max() > 0.0
+        for w, primal, dual in runs[1:]:
+            assert np.array_equal(w, runs[0][0]) and primal == runs[0][1] and dual == runs[0][2]
