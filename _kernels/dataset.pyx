@@ -142,5 +142,3 @@ cdef class CSRDataset:
             ssvm_prefetch(&self.data[s], (e - s) * sizeof(double), 0)
             ssvm_prefetch(&self.indices[s], (e - s) * sizeof(int), 0)
 
-    cdef double sqnorm(self, Py_ssize_t i) noexcept nogil:
-        return self._sqnorms[i]

@@ -439,9 +439,14 @@ cdef class WorkingSets(LabelStore):
         cdef Py_ssize_t i
         cdef int k
         cdef double s = 0.0
-        for i in range(self.n):
-            for k in range(self.size[i]):
-                s += self.alpha(i)[k] * self.loss(i)[k]
+        cdef const double *alpha
+        cdef const double *loss
+        with nogil:     # (after every pass of the dual solvers: their gain rule)
+            for i in range(self.n):
+                alpha = self.alpha(i)
+                loss = self.loss(i)
+                for k in range(self.size[i]):
+                    s += alpha[k] * loss[k]
         return s
 
     def set_state(self, state, const double[::1] scale):

@@ -8,6 +8,8 @@ from ssvmlinear._kernels.structure cimport Structure
 
 # margins of n of K labels read only their entries when GATHER_FACTOR * (n + 1) <= K
 cdef Py_ssize_t GATHER_FACTOR = 4
+# update_many merges the changes of up to this many labels into one sweep over the row
+DEF MAX_MERGED = 64
 
 
 cdef inline void row_gather(Row r, const double *w, Py_ssize_t K, int yi, const int *labels, int n,
@@ -85,6 +87,9 @@ cdef class MulticlassStructure(Structure):
         row_gemv(r, w, self.n_classes, work)
         for k in range(n):
             out[k] = work[labels[k]] - work[yi]
+
+    cdef bint same_label(self, Py_ssize_t i, const int *a, const int *b) noexcept nogil:
+        return a[0] == b[0]    # (the working sets' lookups: no memcmp call for one int)
 
     cdef double loss(self, Py_ssize_t i, const int *y) noexcept nogil:
         return 0.0 if y[0] == self.y[i] else 1.0
@@ -176,28 +181,33 @@ cdef class MulticlassStructure(Structure):
 
     cdef void update_many(self, double *w, Py_ssize_t i, const double *coefs, const int *labels, int n,
                           double *work) noexcept nogil:
-        # one sweep over the nonzeros: each feature's row gets all of the example's changes, the
-        # true class's column their sum
-        cdef int k, yi = self.y[i]
+        # one sweep over the nonzeros: each feature's row gets the changes of the labels that moved
+        # (listed first: most members of a working set do not move in a visit), the true class's
+        # column their sum
+        cdef int k, moved = 0, yi = self.y[i]
+        cdef int moved_labels[MAX_MERGED]
+        cdef double moved_coefs[MAX_MERGED]
         cdef Py_ssize_t p, j, K = self.n_classes
         cdef double total = 0.0, xv
         cdef double *wj
         cdef Row r = self.X.row(i)
         for k in range(n):
-            if labels[k] != yi:
+            if coefs[k] != 0.0 and labels[k] != yi:
+                if moved == MAX_MERGED:     # (more than a row's worth of moves: a sweep per label)
+                    self.update(w, i, coefs[k], labels + k)
+                    continue
                 total += coefs[k]
-        if n == 1:
-            if labels[0] != yi and coefs[0] != 0.0:
-                row_axpy(r, coefs[0], w, K, yi)
-                row_axpy(r, -coefs[0], w, K, labels[0])
+                moved_labels[moved] = labels[k]
+                moved_coefs[moved] = coefs[k]
+                moved += 1
+        if moved == 0:
             return
         for p in range(row_entries(r)):
             xv = row_entry(r, p, K, &j)
             wj = w + j
             wj[yi] += total * xv
-            for k in range(n):
-                if coefs[k] != 0.0 and labels[k] != yi:
-                    wj[labels[k]] -= coefs[k] * xv
+            for k in range(moved):
+                wj[moved_labels[k]] -= moved_coefs[k] * xv
 
     cdef Py_ssize_t workspace_size(self) noexcept nogil:
         return self.n_classes

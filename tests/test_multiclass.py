@@ -84,6 +84,28 @@ def test_margins_and_merged_updates_of_label_subsets_match_brute_force(bias):
             np.testing.assert_allclose(w2, expect, atol=1e-12)
 
 
+def test_merged_update_of_more_labels_than_one_sweep_takes():
+    """update_many merges up to 64 moved labels into one sweep over the row and updates the rest
+    one by one: 75 moved labels of K = 80 (zero coefficients and the true label among them) still
+    give the sum of their updates."""
+    K = 80
+    X, y = random_multiclass(n=K, d=12, K=K, density=0.6, seed=5)
+    st = MulticlassStructure(CSRDataset(X, 1.0), y.astype(np.int32), K)
+    D = dense_rows(X, 1.0)
+    rng = np.random.default_rng(2)
+    w = rng.standard_normal(st.n_weights)
+    for i in range(0, K, 20):
+        phis = np.array([joint_feature(D[i], k, K) for k in range(K)])
+        labels = rng.choice(K, size=78, replace=False).astype(np.int32)
+        labels[5] = y[i]
+        coefs = rng.standard_normal(78)
+        coefs[[1, 2]] = 0.0
+        w2 = w.copy()
+        st.py_update_many(w2, i, coefs, labels)
+        expect = w + sum(c * (phis[y[i]] - phis[a]) for c, a in zip(coefs, labels))
+        np.testing.assert_allclose(w2, expect, atol=1e-12)
+
+
 def qp_primal_reference(X, y, K, Cs, bias):
     """Solve min 1/2||W||^2 + sum_i C_i xi_i s.t. xi_i >= Delta(k, y_i) + (w_k - w_{y_i}) x_i with SLSQP."""
     D = dense_rows(X, bias)
