@@ -77,6 +77,8 @@ cdef inline void row_axpy(Row r, double a, double *w, Py_ssize_t stride, Py_ssiz
 
 cdef extern from "inner_loops.h" nogil:
     void ssvm_prefetch(const void *p, Py_ssize_t nbytes, int for_write)
+    void ssvm_row_gather(const int *ind, const double *val, Py_ssize_t nnz, const double *w, Py_ssize_t stride,
+                         int own, const int *labels, int n, double *out, double *own_out)
     void ssvm_row_gemv(const int *ind, const double *val, Py_ssize_t nnz, const double *w, Py_ssize_t stride,
                        double *out)
 

@@ -51,6 +51,63 @@ static inline void ssvm_row_gemv(const int *ind, const double *val, ptrdiff_t nn
     }
 }
 
+/* A few columns of the product of a sparse row with the feature-major weight blocks, in one sweep
+ * over the nonzeros: out[k] = sum_p val[p] * w[ind[p]*stride + labels[k]] for k < n, and *own the
+ * same for column own. Up to four columns' sums stay in registers; each is summed in the order of
+ * the nonzeros. */
+static inline void ssvm_row_gather(const int *ind, const double *val, ptrdiff_t nnz, const double *w,
+                                   ptrdiff_t stride, int own, const int *labels, int n,
+                                   double *out, double *own_out)
+{
+    ptrdiff_t p;
+    int k;
+    double f = 0.0, a0 = 0.0, a1 = 0.0, a2 = 0.0, a3 = 0.0;
+    const ptrdiff_t l0 = n > 0 ? labels[0] : 0, l1 = n > 1 ? labels[1] : 0;
+    const ptrdiff_t l2 = n > 2 ? labels[2] : 0, l3 = n > 3 ? labels[3] : 0;
+    switch (n) {
+    case 1:
+        for (p = 0; p < nnz; p++) {
+            const double v = val[p], *wj = w + (ptrdiff_t)ind[p] * stride;
+            f += v * wj[own]; a0 += v * wj[l0];
+        }
+        break;
+    case 2:
+        for (p = 0; p < nnz; p++) {
+            const double v = val[p], *wj = w + (ptrdiff_t)ind[p] * stride;
+            f += v * wj[own]; a0 += v * wj[l0]; a1 += v * wj[l1];
+        }
+        break;
+    case 3:
+        for (p = 0; p < nnz; p++) {
+            const double v = val[p], *wj = w + (ptrdiff_t)ind[p] * stride;
+            f += v * wj[own]; a0 += v * wj[l0]; a1 += v * wj[l1]; a2 += v * wj[l2];
+        }
+        break;
+    case 4:
+        for (p = 0; p < nnz; p++) {
+            const double v = val[p], *wj = w + (ptrdiff_t)ind[p] * stride;
+            f += v * wj[own]; a0 += v * wj[l0]; a1 += v * wj[l1]; a2 += v * wj[l2]; a3 += v * wj[l3];
+        }
+        break;
+    default:
+        for (k = 0; k < n; k++)
+            out[k] = 0.0;
+        for (p = 0; p < nnz; p++) {
+            const double v = val[p], *wj = w + (ptrdiff_t)ind[p] * stride;
+            f += v * wj[own];
+            for (k = 0; k < n; k++)
+                out[k] += v * wj[labels[k]];
+        }
+        *own_out = f;
+        return;
+    }
+    if (n > 0) out[0] = a0;
+    if (n > 1) out[1] = a1;
+    if (n > 2) out[2] = a2;
+    if (n > 3) out[3] = a3;
+    *own_out = f;
+}
+
 /* Max-plus step of the Viterbi recursion, branch-free:
  *   cur[k] = max_p prev[p] + tr[p*K + k],  arg[k] = the lowest such p (as a double),
  * p outer and k inner over contiguous rows of tr; SSE2 two lanes at a time where available.

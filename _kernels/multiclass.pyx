@@ -3,10 +3,10 @@
 import numpy as np
 
 from ssvmlinear._kernels.dataset cimport (CSRDataset, Row, row_dot, row_axpy, row_gemv, row_entries,
-                                         row_entry, row_cache_blocks)
+                                         row_entry, row_cache_blocks, ssvm_row_gather)
 from ssvmlinear._kernels.structure cimport Structure
 
-# margins of n of K labels read only their entries when GATHER_FACTOR * (n + 1) <= K
+# margins of n of K labels read only their entries when n <= 4 or GATHER_FACTOR * (n + 1) <= K
 cdef Py_ssize_t GATHER_FACTOR = 4
 # update_many merges the changes of up to this many labels into one sweep over the row
 DEF MAX_MERGED = 64
@@ -15,18 +15,15 @@ DEF MAX_MERGED = 64
 cdef inline void row_gather(Row r, const double *w, Py_ssize_t K, int yi, const int *labels, int n,
                             double *out) noexcept nogil:
     """out[k] = x . (w_{labels[k]} - w_{yi}) in one sweep over the nonzeros."""
-    cdef Py_ssize_t p, j
     cdef int k
-    cdef double xv, fyi = 0.0
-    cdef const double *wj
-    for k in range(n):
-        out[k] = 0.0
-    for p in range(row_entries(r)):
-        xv = row_entry(r, p, K, &j)
-        wj = w + j
-        fyi += xv * wj[yi]
+    cdef double fyi
+    cdef const double *wb
+    ssvm_row_gather(r.ind, r.val, r.nnz, w, K, yi, labels, n, out, &fyi)
+    if r.bias != 0.0:
+        wb = w + r.bias_col * K
+        fyi += r.bias * wb[yi]
         for k in range(n):
-            out[k] += xv * wj[labels[k]]
+            out[k] += r.bias * wb[labels[k]]
     for k in range(n):
         out[k] = 0.0 if labels[k] == yi else out[k] - fyi
 
@@ -68,20 +65,15 @@ cdef class MulticlassStructure(Structure):
                       double *work, bint after_oracle) noexcept nogil:
         # after_oracle: work holds the K scores the oracle computed
         cdef int k, yi = self.y[i]
-        cdef double fyi
         cdef Row r = self.X.row(i)
         if after_oracle:
             for k in range(n):
                 out[k] = work[labels[k]] - work[yi]
             return
-        if n <= 2:
-            fyi = row_dot(r, w, self.n_classes, yi)
-            for k in range(n):
-                out[k] = 0.0 if labels[k] == yi else row_dot(r, w, self.n_classes, labels[k]) - fyi
-            return
-        if GATHER_FACTOR * (n + 1) <= self.n_classes:
-            # few labels of many: read their entries of each feature's row (one sweep over the
-            # nonzeros) rather than all K (when w is large, the rows' cache lines are the cost)
+        if n <= 4 or GATHER_FACTOR * (n + 1) <= self.n_classes:
+            # few labels (their sums in registers), or few of many: read their entries of each
+            # feature's row (one sweep over the nonzeros) rather than all K (when w is large, the
+            # rows' cache lines are the cost)
             row_gather(r, w, self.n_classes, yi, labels, n, out)
             return
         row_gemv(r, w, self.n_classes, work)
