@@ -180,7 +180,7 @@ def test_primal_sums_blocks_of_examples_the_same_for_any_n_jobs():
 @pytest.mark.parametrize("params", [dict(), dict(batch=8, n_threads=2), dict(n_shards=3, n_threads=2)])
 def test_cache_hints_change_nothing(params):
     """The cache hints a visit gives for the visits ahead (rows, and in oracle passes the weights
-    they read) are hints: for any distance -- none, 1, 2, past the end of a pass -- the passes give
+    they read; by default only for a w larger than a core's cache) are hints: for any distance -- none, 1, 2, past the end of a pass -- the passes give
     the same bits (multiclass: its own weight hints; chains: the default rows-only hint)."""
     from ssvmlinear._kernels.dataset import CSRDataset
     from ssvmlinear._kernels.multiclass import MulticlassStructure
@@ -192,6 +192,7 @@ def test_cache_hints_change_nothing(params):
         for ahead in (0, 1, 2, 1000):
             solver = SDMSolver(st, np.full(st.n_examples, 0.7), 5, **params)
             solver.cache_ahead = ahead
+            solver.hint_weights = True      # (w is small here: off by default)
             for p in range(6):
                 solver.run_pass(p % 2 == 0, 1e-4, params.get("batch", 1))
             runs.append((solver.coef.copy(), solver.primal(), solver.dual()))
