@@ -32,6 +32,10 @@ cdef class CSRDataset:
     cdef void prefetch_rows(self, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil
     cdef void cache_rows(self, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil
 
+    cdef inline Py_ssize_t row_start(self, Py_ssize_t i) noexcept nogil:
+        """Where row i's nonzeros start in data and indices (i = n_rows: their count)."""
+        return <Py_ssize_t> self.indptr64[i] if self.wide_indptr else self.indptr32[i]
+
     cdef inline double sqnorm(self, Py_ssize_t i) noexcept nogil:
         # (inline: the dual solvers' Gram entries ask for it in every SMO step)
         return self._sqnorms[i]

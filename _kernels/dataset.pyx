@@ -120,10 +120,7 @@ cdef class CSRDataset:
         cdef Py_ssize_t s, e
         if not self.memory_mapped or hi <= lo:
             return
-        if self.wide_indptr:
-            s, e = <Py_ssize_t> self.indptr64[lo], <Py_ssize_t> self.indptr64[hi]
-        else:
-            s, e = self.indptr32[lo], self.indptr32[hi]
+        s, e = self.row_start(lo), self.row_start(hi)
         if e > s:
             _will_need(<const char *> &self.data[s], (e - s) * sizeof(double))
             _will_need(<const char *> &self.indices[s], (e - s) * sizeof(int))
@@ -134,10 +131,7 @@ cdef class CSRDataset:
         cdef Py_ssize_t s, e
         if hi <= lo:
             return
-        if self.wide_indptr:
-            s, e = <Py_ssize_t> self.indptr64[lo], <Py_ssize_t> self.indptr64[hi]
-        else:
-            s, e = self.indptr32[lo], self.indptr32[hi]
+        s, e = self.row_start(lo), self.row_start(hi)
         if e > s:
             ssvm_prefetch(&self.data[s], (e - s) * sizeof(double), 0)
             ssvm_prefetch(&self.indices[s], (e - s) * sizeof(int), 0)
