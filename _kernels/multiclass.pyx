@@ -185,7 +185,7 @@ cdef class MulticlassStructure(Structure):
         cdef Row r = self.X.row(i)
         for k in range(n):
             if coefs[k] != 0.0 and labels[k] != yi:
-                if moved == MAX_MERGED:     # (more than a row's worth of moves: a sweep per label)
+                if moved == MAX_MERGED:     # (past MAX_MERGED moved labels: one sweep each)
                     self.update(w, i, coefs[k], labels + k)
                     continue
                 total += coefs[k]

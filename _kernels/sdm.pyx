@@ -642,7 +642,8 @@ cdef class SDMSolver(DualSolver):
                 s = 0.0
                 e = min((b + 1) * SLACK_BLOCK, self.n)
                 for i in range(b * SLACK_BLOCK, e):
-                    if self.hint_weights and 0 < self.cache_ahead and i + self.cache_ahead < e:    # (rows in order: only the weights are a miss)
+                    # (rows in order here: only the weights would be misses)
+                    if self.hint_weights and 0 < self.cache_ahead and i + self.cache_ahead < e:
                         self.st.cache_example(w, i + self.cache_ahead, True)
                     if self.Cs[i] > 0.0:
                         v = self.st.oracle(w, i, 1.0, &self.t_ybuf[tid, 0], &m, &d, work)
