@@ -180,8 +180,9 @@ def test_primal_sums_blocks_of_examples_the_same_for_any_n_jobs():
 @pytest.mark.parametrize("params", [dict(), dict(batch=8, n_threads=2), dict(n_shards=3, n_threads=2)])
 def test_cache_hints_change_nothing(params):
     """The cache hints a visit gives for the visits ahead (rows, and in oracle passes the weights
-    they read; by default only for a w larger than a core's cache) are hints: for any distance -- none, 1, 2, past the end of a pass -- the passes give
-    the same bits (multiclass: its own weight hints; chains: the default rows-only hint)."""
+    they read; by default only for a w larger than a core's cache) are hints: for any distance --
+    none, 1, 2, past the end of a pass -- the passes give the same bits (multiclass: its own weight
+    hints; chains: the default rows-only hint)."""
     from ssvmlinear._kernels.dataset import CSRDataset
     from ssvmlinear._kernels.multiclass import MulticlassStructure
     from ssvmlinear._kernels.sdm import SDMSolver
