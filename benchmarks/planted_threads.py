@@ -105,7 +105,7 @@ def main():
     slow = statistics.median(pair) / statistics.median(alone)
     print("\nA. one-thread fits: alone vs two at once in two processes (solver seconds)")
     print(f"   alone {statistics.median(alone):.2f} s   two at once {statistics.median(pair):.2f} s each   "
-          f"slowdown {slow:.2f}x   => two threads on one fit: at most {2 / slow:.2f}x")
+          f"slowdown {slow:.2f}x   => two threads on one fit: about {2 / slow:.2f}x at best (each process has its own w)")
 
     # B: per-pass cost of sharded passes, default rounds
     runs = [("plain", dict()), ("shards/1", dict(n_shards=2, n_threads=1)),
