@@ -2,6 +2,8 @@
 """CSR dataset wrapper shared by every kernel (see dataset.pxd)."""
 import mmap
 
+from libc.math cimport fabs
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -78,6 +80,18 @@ cdef class CSRDataset:
         a = np.asarray(self._sqnorms)
         a.flags.writeable = False
         return a
+
+    def largest_entry(self, Py_ssize_t i):
+        """(column, value) of row i's entry of largest magnitude, the bias column excluded
+        ((-1, 0.0) for an empty row): what an input check names."""
+        if not 0 <= i < self.n_rows:
+            raise IndexError(f"row {i} outside 0..{self.n_rows - 1}")
+        cdef Row r = self.row(i)
+        cdef Py_ssize_t k, best = -1
+        for k in range(r.nnz):
+            if best < 0 or fabs(r.val[k]) > fabs(r.val[best]):
+                best = k
+        return (-1, 0.0) if best < 0 else (int(r.ind[best]), float(r.val[best]))
 
     def __reduce__(self):
         import scipy.sparse as sp

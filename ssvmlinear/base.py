@@ -8,6 +8,12 @@ from sklearn.utils.validation import check_is_fitted
 
 from .registry import SOLVERS, solver_constraints, check_solver_loss, solver_for_loss
 
+# Problems whose bound on the dual's weights, |w| <= 2 max_i C_i sum_r (|x_r| + 1) (rows r, the +1
+# for unit features such as a chain's transitions), squares past this are refused before training:
+# the objective and the solvers' sums would overflow float64; the factor 1e8 below float64's largest
+# value is headroom for task losses and sums over passes (tests/test_extreme_values.py).
+OBJECTIVE_LIMIT = 1e300
+
 # Parameters every estimator shares (each adds its own "solver" and structure options), in
 # scikit-learn's constraint language (checked by sklearn's _fit_context before every fit); every
 # solver's own parameters come from the registry.
@@ -25,6 +31,32 @@ COMMON_CONSTRAINTS = {
     "callback": [None, callable],
     **solver_constraints(),
 }
+
+
+def check_objective_range(structure, Cs, C):
+    """ValueError when the features (bias included), or C with them, let the training objective
+    overflow float64 (see OBJECTIVE_LIMIT); names the first row whose squared norm overflows."""
+    from ._kernels.dataset import CSRDataset
+    X = getattr(structure, "X", None)
+    if not isinstance(X, CSRDataset):      # sharded data: the weights are checked after the fit
+        return
+    sq = X.sqnorms
+    if not sq.shape[0]:
+        return
+    bad = np.flatnonzero(~np.isfinite(sq))
+    if bad.size:
+        r = int(bad[0])
+        col, value = X.largest_entry(r)
+        if X.bias > 0 and (col < 0 or abs(X.bias) >= abs(value)):
+            raise ValueError(f"the bias feature {X.bias:g} (intercept_scaling, -B) is too large: the squared "
+                             "norm of the examples overflows float64")
+        raise ValueError(f"row {r}, column {col}: value {value:g} is too large: the row's squared norm "
+                         "overflows float64 (scale the features)")
+    c = float(np.max(Cs)) if Cs is not None and np.size(Cs) else float(C)
+    bound = 2.0 * c * (float(np.sum(np.sqrt(sq))) + sq.shape[0])
+    if not bound * bound <= OBJECTIVE_LIMIT:
+        raise ValueError(f"C = {c:g} with these features lets the training objective overflow float64 "
+                         f"(the weights' norm may reach {bound:.3g}); lower C or scale the features")
 
 
 class StructuredSSVM(BaseEstimator):
@@ -54,6 +86,7 @@ class StructuredSSVM(BaseEstimator):
         # plane's constraints): refuse before allocating what the machine cannot hold
         check_memory(2 * 8 * structure.n_weights, f"training: {structure.n_weights} weights "
                      f"(n_features_in_ = {self.n_features_in_} features x labels)")
+        check_objective_range(structure, Cs, self.C)
         prev = getattr(self, "_dual_state", None)
         state = None
         if self.warm_start and prev is not None and getattr(self, "_warm_key", None) == warm_key:
@@ -73,6 +106,9 @@ class StructuredSSVM(BaseEstimator):
         self.n_constraints_ = getattr(res, "n_constraints", None)
         # GDMM: the factors' consistency violation after every pass (None for the other solvers)
         self.consistency_violation_curve_ = getattr(res, "infeasibility", None)
+        if not np.all(np.isfinite(res.w)):    # never reached by data check_objective_range accepts
+            raise ValueError(f"{SOLVERS[self._solver_name].name}: the weights became non-finite during training; "
+                             "scale the features or lower C")
         self._dual_state = res.state
         self._warm_key = warm_key
         self.n_iter_ = res.n_iter

@@ -3,13 +3,12 @@
 import numpy as np
 from sklearn.base import ClassifierMixin, _fit_context
 from sklearn.utils._param_validation import StrOptions
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight
 
 from .base import StructuredSSVM, COMMON_CONSTRAINTS
 from .registry import SOLVERS
 from .parallel import predict_structure
-from .utils import check_csr
+from .utils import check_csr, check_class_labels
 from ._kernels.dataset import CSRDataset
 from ._kernels.chain import ChainStructure
 
@@ -163,7 +162,7 @@ class ChainSSVM(ClassifierMixin, StructuredSSVM):
             self._set_weights(self._solve(structure, None, None), X.n_features, classes, bias)
             return self
         X, y = check_csr(X, self, y)
-        check_classification_targets(y)
+        check_class_labels(y)
         lengths = sequence_lengths(lengths, sequence_ids, X.shape[0])  # >= 1 sequence: X has >= 1 row
         classes, y_idx = np.unique(y, return_inverse=True)
         Cs = self.C * sequence_weights(sample_weight, lengths, X.shape[0])

@@ -124,16 +124,18 @@ def _one_line_warning(message, category, filename, lineno, file=None, line=None)
         pass
 
 
-def check_model_path(path):
-    """Fail before training, naming the user's path, when the model file cannot be written there."""
+def check_output_path(path):
+    """Fail before the work, naming the user's path, when the output file cannot be written there."""
     import os
+    if os.path.isdir(path):
+        raise OSError(f"{path}: is a directory, not a file name")
     directory = os.path.dirname(os.path.abspath(path))
     probe = os.path.join(directory, f".{os.path.basename(path)}.{os.getpid()}.probe")
     try:
         os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
         os.unlink(probe)
     except OSError as e:
-        raise OSError(f"{path}: cannot write the model file there ({e.strerror})") from None
+        raise OSError(f"{path}: cannot write there ({e.strerror})") from None
 
 
 def training_summary(est):
@@ -174,8 +176,19 @@ def _parse_options(argv, spec):
     return opts, argv[i:]
 
 
+INTERRUPTED = 130     # the shell's status for a process stopped by SIGINT
+
+
 def train_main(argv=None):
-    argv = sys.argv[1:] if argv is None else argv
+    """ssvm-train; returns the exit status (0, 1 on an error, 130 when interrupted)."""
+    try:
+        return _train(sys.argv[1:] if argv is None else argv)
+    except KeyboardInterrupt:
+        sys.stderr.write("ssvm-train: interrupted\n")
+        return INTERRUPTED
+
+
+def _train(argv):
     if not argv:
         sys.stdout.write(TRAIN_USAGE)
         return 1
@@ -221,8 +234,10 @@ def train_main(argv=None):
         if structure != "auto" and structure not in STRUCTURES:
             raise UsageError(f"unknown structure -t {structure}; expected auto or one of {', '.join(STRUCTURES)}")
         for key, name in (("c", "C"), ("e", "epsilon")):
-            if key in opts and not opts[key] > 0:
-                raise UsageError(f"-{key}: {name} must be > 0")
+            if key in opts and not 0 < opts[key] < np.inf:
+                raise UsageError(f"-{key}: {name} must be a finite number > 0")
+        if not np.isfinite(opts.get("B", -1.0)):
+            raise UsageError("-B: bias must be a finite number")
         if "m" in opts and opts["m"] < 1:
             raise UsageError("-m: max_iter must be >= 1")
         if "n" in opts and opts["n"] == 0:
@@ -233,7 +248,7 @@ def train_main(argv=None):
     quiet = opts.get("q", False)
     try:
         if "v" not in opts:
-            check_model_path(model_file)
+            check_output_path(model_file)
         if structure == "auto" and "H" in opts:
             structure = "hierarchy"
         data = load_data(train_file, zero_based=False,
@@ -315,6 +330,11 @@ def cluster_backend(address):
     try:
         with parallel_config(backend="dask"):
             yield
+    except (ValueError, OSError, KeyboardInterrupt):
+        raise
+    except Exception as e:     # a worker died, the scheduler went away, ...: the cluster's failure
+        raise ValueError(f"--scheduler {address}: training on the cluster failed ({type(e).__name__}: "
+                         f"{str(e).splitlines()[0] if str(e) else 'no message'})") from None
     finally:
         client.close()
 
@@ -325,7 +345,15 @@ def _default_model_name(path):
 
 
 def predict_main(argv=None):
-    argv = sys.argv[1:] if argv is None else argv
+    """ssvm-predict; returns the exit status (0, 1 on an error, 130 when interrupted)."""
+    try:
+        return _predict(sys.argv[1:] if argv is None else argv)
+    except KeyboardInterrupt:
+        sys.stderr.write("ssvm-predict: interrupted\n")
+        return INTERRUPTED
+
+
+def _predict(argv):
     if not argv:
         sys.stdout.write(PREDICT_USAGE)
         return 1
@@ -338,6 +366,7 @@ def predict_main(argv=None):
         return 1
     test_file, model_file, output_file = rest
     try:
+        check_output_path(output_file)
         model = load_model(model_file)
         model.n_jobs = opts.get("n", 1)
         kind = structure_of(model).file_kind

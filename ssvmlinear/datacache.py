@@ -19,8 +19,11 @@ import sys
 import numpy as np
 import scipy.sparse as sp
 
+from .utils import remove_stale_temporaries
+
 FORMAT = 1
 SUFFIX = ".ssvmdata"
+FINITE_CHUNK = 1 << 22    # values checked at a time: a bounded temporary on data larger than memory
 
 
 def is_ssvmdata(path):
@@ -44,9 +47,13 @@ def save_ssvmdata(path, X, y, lengths=None):
         if lengths is not None:
             arrays["lengths"] = np.asarray(lengths, dtype=np.int64)
     parent, base = os.path.split(os.path.abspath(path))
+    remove_stale_temporaries(parent, base)
     tmp = os.path.join(parent, f".{base}.{os.getpid()}.tmp")
     shutil.rmtree(tmp, ignore_errors=True)
-    os.makedirs(tmp)
+    try:
+        os.makedirs(tmp)
+    except OSError as e:
+        raise OSError(f"{path}: cannot write there ({e.strerror})") from None
     try:
         for name, a in arrays.items():
             np.save(os.path.join(tmp, name + ".npy"), a)
@@ -55,8 +62,10 @@ def save_ssvmdata(path, X, y, lengths=None):
         if os.path.isdir(path):
             shutil.rmtree(path)
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as e:
         shutil.rmtree(tmp, ignore_errors=True)
+        if isinstance(e, OSError):
+            raise OSError(f"{path}: cannot write ({e.strerror or e})") from None
         raise
 
 
@@ -64,47 +73,76 @@ def load_ssvmdata(path, part=None, by_sequence=False):
     """(X, y) or (X, y, lengths) as load_svmlight_file returns them, X's arrays memory-mapped
     read-only; ValueError naming the folder and the file on anything inconsistent.
 
+    The folder is untrusted input: meta.json's values and every array (dtype, shape, index
+    pointers rising from 0 to their array's length, column and label indices in range, lengths
+    splitting the rows, finite labels) are checked before anything is built on them.
+
     part=(k, n_parts): only part k of n_parts equal row ranges (by_sequence: of the sequences),
     checked and mapped alone -- a Dask worker's shard (load_svmlight_shards), read without parsing
     and without touching the other parts' pages."""
     def fail(what):
         raise ValueError(f"{path}: {what}")
     try:
-        with open(os.path.join(path, "meta.json")) as fh:
-            meta = json.load(fh)
-    except (OSError, ValueError) as e:
-        fail(f"meta.json unreadable ({e})")
-    if meta.get("format") != FORMAT:
-        fail(f"unsupported format {meta.get('format')!r} (this version reads {FORMAT})")
-    try:
-        n, d = (int(v) for v in meta["shape"])
-        nnz = int(meta["nnz"])
-        kind = meta["kind"]
-    except (KeyError, TypeError, ValueError):
-        fail("meta.json lacks shape, nnz or kind")
+        with open(os.path.join(path, "meta.json"), "rb") as fh:
+            meta = json.loads(fh.read(1 << 20).decode("utf-8"))
+    except OSError as e:
+        raise OSError(f"{path}: meta.json unreadable ({e.strerror or e})") from None
+    except (ValueError, RecursionError) as e:    # JSONDecodeError and UnicodeDecodeError are ValueErrors
+        fail(f"meta.json is not valid JSON ({type(e).__name__})")
+    if not isinstance(meta, dict):
+        fail(f"meta.json holds a {type(meta).__name__}, not an object")
+    if meta.get("format") != FORMAT or isinstance(meta.get("format"), bool):
+        fail(f"meta.json: unsupported format {str(meta.get('format'))[:40]} (this version reads {FORMAT})")
+
+    def count(key, value, limit=2**62):
+        if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < limit:
+            fail(f"meta.json: {key} must be an integer in 0..{limit - 1}, not {str(value)[:40]!r}")
+        return value
+    shape = meta.get("shape")
+    if not isinstance(shape, list) or len(shape) != 2:
+        fail(f"meta.json: shape must be a list [rows, columns], not {str(shape)[:40]!r}")
+    n = count("shape[0]", shape[0])
+    d = count("shape[1]", shape[1], 2**31 - 1)
+    nnz = count("nnz", meta.get("nnz"))
+    kind = meta.get("kind")
     if kind not in ("multiclass", "multilabel", "sequence"):
-        fail(f"unknown kind {kind!r}")
+        fail(f"meta.json: unknown kind {str(kind)[:40]!r}")
     if by_sequence and kind != "sequence":
         fail(f"holds {kind} data, not sequences")
 
     def arr(name, length, dtypes):
+        """The array of name.npy, memory-mapped; length None: any 1-D length."""
         f = os.path.join(path, name + ".npy")
         try:
-            a = np.load(f, mmap_mode="r")
-        except (OSError, ValueError) as e:
-            fail(f"{name}.npy unreadable ({e})")
-        if a.ndim != 1 or a.shape[0] != length or a.dtype not in [np.dtype(t) for t in dtypes]:
-            fail(f"{name}.npy holds {a.shape} {a.dtype}, meta.json implies ({length},) {'/'.join(map(str, dtypes))}")
+            a = np.load(f, mmap_mode="r", allow_pickle=False)
+        except OSError as e:
+            raise OSError(f"{path}: {name}.npy unreadable ({e.strerror or e})") from None
+        except Exception as e:   # a damaged header: ValueError, SyntaxError, tokenize errors, ...
+            fail(f"{name}.npy is not a readable .npy array ({type(e).__name__})")
+        if not isinstance(a, np.ndarray) or a.ndim != 1 or a.dtype not in [np.dtype(t) for t in dtypes] \
+                or (length is not None and a.shape[0] != length):
+            fail(f"{name}.npy holds {getattr(a, 'shape', '?')} {getattr(a, 'dtype', '?')}, meta.json implies "
+                 f"({'any' if length is None else length},) {'/'.join(map(str, dtypes))}")
         return a
+
+    def pointers(name, a, total):
+        if a[0] != 0 or a[-1] != total or (a.shape[0] > 1 and np.any(a[1:] < a[:-1])):
+            fail(f"{name}.npy does not rise from 0 to {total}")
+
+    def in_range(name, a, limit, what):
+        if a.shape[0] and (a.min() < 0 or a.max() >= limit):
+            fail(f"{name}.npy holds {what} outside 0..{limit - 1}")
+
     data = arr("data", nnz, ["float64"])
     indices = arr("indices", nnz, ["int32"])
     indptr = arr("indptr", n + 1, ["int32", "int64"])
-    if indptr[0] != 0 or indptr[-1] != nnz or (n and np.any(np.diff(indptr) < 0)):
-        fail("indptr.npy does not rise from 0 to nnz")
+    pointers("indptr", indptr, nnz)
     lengths = None
     if kind == "sequence":
-        lengths = np.load(os.path.join(path, "lengths.npy"))
-        if lengths.sum() != n or np.any(lengths < 1):
+        lengths = np.array(arr("lengths", None, ["int64"]))
+        # (bounded first, so that the sum cannot wrap around)
+        if lengths.shape[0] > n or np.any(lengths < 1) or np.any(lengths > n) \
+                or lengths.sum(dtype=np.float64) != n or int(lengths.sum()) != n:
             fail("lengths.npy does not split the rows into sequences")
     a, b = 0, n
     if part is not None:
@@ -121,20 +159,26 @@ def load_ssvmdata(path, part=None, by_sequence=False):
         s, e = int(indptr[a]), int(indptr[b])
         data, indices = data[s:e], indices[s:e]
         indptr = np.asarray(indptr[a:b + 1]) - indptr.dtype.type(s)
-    if indices.shape[0] and (indices.min() < 0 or indices.max() >= d):
-        fail(f"indices.npy holds a column outside 0..{d - 1}")
+    in_range("indices", indices, d, "a column")
+    if data.shape[0] and not np.isfinite(data.sum()):   # (also when large values overflow the sum)
+        for s in range(0, data.shape[0], FINITE_CHUNK):
+            bad = np.flatnonzero(~np.isfinite(data[s:s + FINITE_CHUNK]))
+            if bad.size:
+                fail(f"data.npy holds a non-finite value (entry {s + int(bad[0])})")
     X = sp.csr_matrix((data, indices, indptr), shape=(b - a, d), copy=False)
     if kind == "multilabel":
-        L = int(meta.get("n_labels", -1))
+        L = count("n_labels", meta.get("n_labels"), 2**31 - 1)
         yi = arr("y_indptr", n + 1, ["int64"])
-        yind = arr("y_indices", int(yi[-1]) if n + 1 else 0, ["int64"])
+        yind = arr("y_indices", None, ["int64"])
+        pointers("y_indptr", yi, yind.shape[0])
         yind = yind[yi[a]:yi[b]]
         yi = np.asarray(yi[a:b + 1]) - yi[a]
-        if L < 0 or (yind.size and (yind.min() < 0 or yind.max() >= L)):
-            fail("y_indices.npy holds a label outside 0..n_labels-1")
+        in_range("y_indices", yind, L, "a label")
         Y = sp.csr_matrix((np.ones(yind.shape[0], dtype=np.int32), np.asarray(yind), yi), shape=(b - a, L))
         return X, Y
     y = np.asarray(arr("y", n, ["float64"])[a:b])
+    if not np.all(np.isfinite(y)):
+        fail(f"y.npy holds a non-finite label at row {a + int(np.flatnonzero(~np.isfinite(y))[0])}")
     return (X, y) if lengths is None else (X, y, lengths)
 
 
@@ -171,8 +215,16 @@ Feature indices are 1-based in the input.
 
 
 def convert_main(argv=None):
+    """ssvm-convert; returns the exit status (0, 1 on an error, 130 when interrupted)."""
+    try:
+        return _convert(sys.argv[1:] if argv is None else argv)
+    except KeyboardInterrupt:
+        sys.stderr.write("ssvm-convert: interrupted\n")
+        return 130
+
+
+def _convert(argv):
     from .io import load_svmlight_file
-    argv = sys.argv[1:] if argv is None else argv
     kind, quiet, rest = "auto", False, []
     i = 0
     while i < len(argv):

@@ -10,10 +10,12 @@ from .base import StructuredSSVM, COMMON_CONSTRAINTS
 from .hierarchy import Hierarchy, as_hierarchy, hierarchy_structure, multilabel_hierarchy_structure, node_alpha
 from .parallel import predict_structure
 from .registry import SOLVERS
+from .io import parse_int64_pairs, parse_finite_floats
 from .utils import check_csr
 from ._kernels.dataset import CSRDataset
 
 MODELS = ("nhsvm", "hsvm", "flat", "shared")
+TASK_LOSSES = ("hamming", "normalized", "normalized-margin", "zero-one")
 
 
 def _empty_rows(n):
@@ -63,7 +65,7 @@ class HierarchicalSSVM(ClassifierMixin, StructuredSSVM):
         "hierarchy": "no_validation",   # a Hierarchy, a path or (parents, children): as_hierarchy checks
         "model": [StrOptions(set(MODELS))],
         "alpha": [StrOptions({"rho2", "directional"}), "array-like"],
-        "task_loss": [None, StrOptions({"hamming", "normalized", "normalized-margin", "zero-one"})],
+        "task_loss": [None, StrOptions(set(TASK_LOSSES))],
         "T": [Interval(numbers.Real, 1, None, closed="left")],
         "solver": [None, StrOptions(set(SOLVERS))],
         "max_alternations": [Interval(numbers.Integral, 1, None, closed="left")],
@@ -311,7 +313,9 @@ class HierarchicalSSVM(ClassifierMixin, StructuredSSVM):
                 fail(f"a hierarchy model needs a '{key}' header line")
         line, text = header["hierarchy"]
         try:
-            pairs = np.array([tok.split(":") for tok in text.split()], dtype=np.int64).reshape(-1, 2)
+            pairs = parse_int64_pairs(text)
+            if not pairs.shape[0]:
+                raise ValueError("no edge")
             h = Hierarchy.from_edges(pairs[:, 0], pairs[:, 1])
         except ValueError as e:
             fail(f"hierarchy: {e}", line)
@@ -320,11 +324,17 @@ class HierarchicalSSVM(ClassifierMixin, StructuredSSVM):
         model = header["model"][1]
         if model not in MODELS:
             fail(f"unknown model {model!r}", header["model"][0])
+        line, task_loss = header["task_loss"]
+        if task_loss not in TASK_LOSSES:
+            fail(f"unknown task_loss {task_loss[:40]!r} (expected one of {', '.join(TASK_LOSSES)})", line)
+        line, output = header.get("output", (0, "single"))
+        if output not in ("single", "multilabel"):
+            fail(f"unknown output {output[:40]!r} (expected single or multilabel)", line)
         line, text = header["alpha"]
         try:
-            alpha = np.array(text.split(), dtype=np.float64)
-        except ValueError:
-            fail("alpha: expected numbers", line)
+            alpha = parse_finite_floats(text)
+        except ValueError as e:
+            fail(f"alpha: expected finite numbers ({e})", line)
         if alpha.shape[0] != h.n_nodes or np.any(alpha < 0):
             fail(f"alpha: expected {h.n_nodes} non-negative weights, got {alpha.shape[0]}", line)
 

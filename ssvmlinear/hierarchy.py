@@ -4,9 +4,11 @@ SVM (choi-thesis ch. 6).
 A hierarchy file holds one ``parent child`` pair of integer node ids per line (``#`` starts a
 comment). Labels are its leaves. Node ids may be sparse and large: nodes are numbered 0..M-1 in a
 topological order (parents before children) and ``ids`` maps them back; nothing is indexed by raw
-id. Several roots get one implicit root (id ``None``).
+id. Several roots get one implicit root (id -1, which no node of such a hierarchy may use).
 """
 import numpy as np
+
+from .io import read_int_pairs
 
 
 
@@ -80,6 +82,9 @@ class Hierarchy:
             raise ValueError(f"{source}: the hierarchy has no root (every node has a parent): "
                              f"{self._cycle_text(ids, p, c, n)}")
         if len(roots) > 1:       # one implicit root above them
+            if np.any(ids == -1):
+                raise ValueError(f"{source}: node id -1 names the implicit root above the hierarchy's "
+                                 f"{len(roots)} roots; use another id")
             p = np.concatenate([p, np.full(len(roots), n)])
             c = np.concatenate([c, roots])
             ids = np.concatenate([ids, [-1]])
@@ -237,27 +242,11 @@ class Hierarchy:
 def read_hierarchy(path):
     """The Hierarchy of a file of ``parent child`` lines (``#`` comments; blank lines allowed);
     ValueError naming the file and line on a malformed line, a self-loop or a cycle."""
-    parents, children, lines = [], [], []
-    with open(path, "r", encoding="utf-8", errors="replace") as f:
-        for lineno, line in enumerate(f, 1):
-            text = line.split("#", 1)[0].split()
-            if not text:
-                continue
-            if len(text) != 2:
-                raise ValueError(f"{path}:{lineno}: expected 'parent child' (two integer node ids), got "
-                                 f"{len(text)} tokens")
-            try:
-                a, b = int(text[0]), int(text[1])
-            except ValueError:
-                bad = text[0] if not text[0].lstrip("-").isdigit() else text[1]
-                raise ValueError(f"{path}:{lineno}: node id {bad!r} is not an integer") from None
-            parents.append(a)
-            children.append(b)
-            lines.append(lineno)
-    if not parents:
+    parents, children, lines = read_int_pairs(path, "parent child", "node id")
+    if not parents.size:
         raise ValueError(f"{path}: no 'parent child' line")
     h = Hierarchy.__new__(Hierarchy)
-    h._build(np.array(parents, dtype=np.int64), np.array(children, dtype=np.int64), str(path), lines)
+    h._build(parents, children, str(path), lines)
     return h
 
 

@@ -14,6 +14,7 @@ import bz2
 import gzip
 import io
 import os
+import re
 import stat
 import zlib
 
@@ -423,6 +424,74 @@ def _sequence_lengths(name, qid, lines):
 
 
 # --------------------------------------------------------------------------------------- writing
+
+# Numbers in our text files: ASCII digits only (int() and float() also take '1_0', other
+# scripts' digits, 'Infinity' and 'nan')
+_INT_TOKEN = re.compile(r"[+-]?[0-9]+")
+_FLOAT_TOKEN = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
+def parse_int64(text):
+    """An integer of the 64-bit range written with ASCII digits; ValueError otherwise."""
+    if not _INT_TOKEN.fullmatch(text) or not -2**63 <= int(text) < 2**63:
+        raise ValueError(f"{text[:40]!r} is not an integer of the 64-bit range")
+    return int(text)
+
+
+def parse_finite_float(text):
+    """A finite float written as a decimal number (no 'inf', 'nan', '1_0'); ValueError otherwise."""
+    if not _FLOAT_TOKEN.fullmatch(text):
+        raise ValueError(f"{text[:40]!r} is not a number")
+    v = float(text)
+    if not np.isfinite(v):
+        raise ValueError(f"{text[:40]} is not a finite float64")
+    return v
+
+
+def parse_int64s(text):
+    """The whitespace-separated integers of `text` (parse_int64 each) as an int64 array."""
+    return np.array([parse_int64(t) for t in text.split()], dtype=np.int64)
+
+
+def parse_int64_pairs(text):
+    """Whitespace-separated pairs "a:b" of integers (parse_int64 each) as an (E, 2) int64 array."""
+    pairs = []
+    for tok in text.split():
+        a, sep, b = tok.partition(":")
+        if not sep:
+            raise ValueError(f"{tok[:40]!r} is not a pair a:b")
+        pairs.append((parse_int64(a), parse_int64(b)))
+    return np.array(pairs, dtype=np.int64).reshape(-1, 2)
+
+
+def parse_finite_floats(text):
+    """The whitespace-separated numbers of `text` (parse_finite_float each) as a float64 array."""
+    return np.array([parse_finite_float(t) for t in text.split()], dtype=np.float64)
+
+
+def read_int_pairs(path, what, noun):
+    """The pairs of integers of a text file of two-integer lines ('#' comments, blank lines):
+    (firsts, seconds, line numbers) as int64 arrays. ValueError "{path}:{line}: ..." on a line
+    that is not two integers of the 64-bit range (`what` names the pair, `noun` one integer);
+    OSError when the file cannot be read. Hierarchy and label-pair files."""
+    firsts, seconds, lines = [], [], []
+    with open(path, "rb") as fh:
+        for lineno, raw in enumerate(fh, 1):
+            text = raw.decode("utf-8", errors="replace").split("#", 1)[0].split()
+            if not text:
+                continue
+            if len(text) != 2:
+                raise ValueError(f"{path}:{lineno}: expected '{what}' (two integer {noun}s), got {len(text)} tokens")
+            try:
+                a, b = parse_int64(text[0]), parse_int64(text[1])
+            except ValueError as e:
+                raise ValueError(f"{path}:{lineno}: {noun} {e}") from None
+            firsts.append(a)
+            seconds.append(b)
+            lines.append(lineno)
+    return (np.array(firsts, dtype=np.int64), np.array(seconds, dtype=np.int64),
+            np.array(lines, dtype=np.int64))
+
 
 def _fmt_numbers(values):
     """Shortest round-trip text of float64 values; integral values without '.0'."""

@@ -21,15 +21,30 @@ labels. Format 1 (every feature row written, no index, no nr_w_rows) is still re
 implies are checked against the bytes that follow and against available memory before anything is
 allocated. Written atomically (temporary file + rename); %.17g round-trips exactly."""
 import os
+import re
 
 import numpy as np
 
-from .registry import STRUCTURES, structure_of
+from .io import parse_int64, parse_finite_float
+from .registry import SOLVERS, STRUCTURES, structure_of
 from .utils import write_atomic, check_memory
 
 MAGIC = "ssvmlinear_model"
 FORMAT_VERSION = 2
 READABLE_VERSIONS = ("1", "2")
+
+
+# A line of weights: decimal numbers only (as %.17g writes them; no 'inf', 'nan', '1_0')
+_NUMBERS = re.compile(r"\s*(?:[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\s*)*")
+
+
+def _parse_bool(text):
+    if text not in ("True", "False"):
+        raise ValueError(f"{text[:40]!r} is not True or False")
+    return text == "True"
+
+
+_LABEL_PARSERS = {"int": parse_int64, "float": parse_finite_float, "str": str, "bool": _parse_bool}
 
 
 def format_label(v):
@@ -136,10 +151,9 @@ class _Lines:
         if len(vals) != n_cols + leading_index:
             self.fail(f"expected {n_cols} weights" + (" after the feature index" if leading_index else "")
                       + f", found {len(vals) - leading_index}")
-        try:
-            row = np.array(vals[leading_index:], dtype=np.float64)
-        except ValueError:
-            self.fail("weights must be numbers")
+        if not _NUMBERS.fullmatch(line.split(None, 1)[1] if leading_index else line):
+            self.fail("weights must be decimal numbers")
+        row = np.array(vals[leading_index:], dtype=np.float64)
         if not np.all(np.isfinite(row)):
             self.fail("weights must be finite")
         return vals[0] if leading_index else None, row
@@ -206,18 +220,25 @@ def _read_model(src):
         try:
             return conv(v)
         except ValueError:
-            fail(f"bad {key} value {v!r}", ln)
+            fail(f"bad {key} value {v[:40]!r}", ln)
 
-    K = number("nr_class", int)
-    d = number("nr_feature", int)
-    bias = number("bias", float)
-    C = number("C", float, 1.0)
-    if K < 1 or d < 0:
-        fail("nr_class must be >= 1 and nr_feature >= 0", header["nr_class"][0])
+    K = number("nr_class", parse_int64)
+    d = number("nr_feature", parse_int64)
+    bias = number("bias", parse_finite_float)
+    C = number("C", parse_finite_float, 1.0)
+    if K < 1:
+        fail("nr_class must be >= 1", header["nr_class"][0])
+    if not 0 <= d < 2**31 - 1:
+        fail("nr_feature must be in 0..2**31 - 2", header["nr_feature"][0])
+    if not C > 0:
+        fail("C must be > 0", header["C"][0])
+    solver = header["solver"][1]
+    if solver not in SOLVERS:
+        fail(f"unknown solver {solver[:40]!r}", header["solver"][0])
     ltype = header["label_type"][1]
-    conv = {"int": int, "float": float, "str": str, "bool": lambda s: s == "True"}.get(ltype)
+    conv = _LABEL_PARSERS.get(ltype)
     if conv is None:
-        fail(f"unknown label_type {ltype!r}", header["label_type"][0])
+        fail(f"unknown label_type {ltype[:40]!r}", header["label_type"][0])
     toks = header["label"][1].split()
     if len(toks) != K:
         fail(f"{len(toks)} labels for nr_class {K}", header["label"][0])
@@ -225,18 +246,20 @@ def _read_model(src):
         classes = np.array([conv(t) for t in toks])
     except ValueError:
         fail(f"labels do not parse as {ltype}", header["label"][0])
+    if len(set(classes.tolist())) != K:
+        fail("labels repeat", header["label"][0])
 
     kwargs = dict(C=C, loss=header["loss"][1], solver=header["solver"][1], fit_intercept=bias > 0,
                   intercept_scaling=bias if bias > 0 else 1.0)
     for p in structure.model_params:
-        kwargs[p] = bool(number(p, int, 0))
+        kwargs[p] = bool(number(p, parse_int64, 0))
     n_cols, restore, params = estimator_class._model_layout(header, K, fail)   # weight columns
     kwargs.update(params)
     n_rows = d + (1 if bias > 0 else 0)              # weight rows (features, then the bias)
     blocks = structure.blocks(K, kwargs)
     extra = sum(r * c for _, r, c in blocks)
     if version >= 2:
-        n_listed = number("nr_w_rows", int)
+        n_listed = number("nr_w_rows", parse_int64)
         if not 0 <= n_listed <= n_rows:
             fail(f"nr_w_rows {n_listed} is not between 0 and the {n_rows} weight rows", header["nr_w_rows"][0])
         src.need(n_listed, n_cols, "w", leading_index=True)
@@ -250,9 +273,9 @@ def _read_model(src):
         for _ in range(n_listed):
             index, row = src.numbers(n_cols, "w", leading_index=True)
             try:
-                j = int(index)
+                j = parse_int64(index)
             except ValueError:
-                fail(f"bad feature index {index!r}")
+                fail(f"bad feature index {index[:40]!r}")
             if not last < j <= n_rows:
                 fail(f"feature index {j} is not in {last + 1}..{n_rows} (indices increase; "
                      f"{d + 1} is the bias row)" if bias > 0 else
@@ -273,7 +296,13 @@ def _read_model(src):
         if line.strip():
             fail("unexpected content after the weights")
     est = estimator_class(**kwargs)
+    try:
+        est._check_solver_loss()
+    except ValueError as e:
+        fail(str(e), header["loss"][0])
     est._set_weights(np.concatenate([p.ravel() for p in parts]) if len(parts) > 1 else parts[0], d, classes, bias)
+    if bias > 0 and not np.all(np.isfinite(est.intercept_)):
+        fail(f"bias {bias!r} times the bias row's weights overflows float64", header["bias"][0])
     if restore is not None:
         restore(est)
     est.n_iter_ = 0

@@ -3,12 +3,11 @@
 import numpy as np
 from sklearn.base import ClassifierMixin, _fit_context
 from sklearn.utils._param_validation import StrOptions
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight
 
 from .base import StructuredSSVM, COMMON_CONSTRAINTS
 from .registry import SOLVERS
-from .utils import check_csr, class_weight_vector
+from .utils import check_csr, check_class_labels, class_weight_vector
 from ._kernels.dataset import CSRDataset
 from ._kernels.multiclass import MulticlassStructure
 
@@ -159,7 +158,7 @@ class MulticlassSSVM(ClassifierMixin, StructuredSSVM):
         if isinstance(X, ShardedData):
             return self._fit_sharded(X, sample_weight)
         X, y = check_csr(X, self, y)
-        check_classification_targets(y)
+        check_class_labels(y)
         classes, y_idx = np.unique(y, return_inverse=True)
         if classes.shape[0] < 2:
             raise ValueError(f"MulticlassSSVM needs at least 2 classes in y; got {classes.shape[0]} class")

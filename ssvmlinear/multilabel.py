@@ -14,10 +14,15 @@ from .base import StructuredSSVM, COMMON_CONSTRAINTS
 from .registry import SOLVERS
 from .multiclass import MulticlassSSVM
 from .metrics import example_accuracy
-from .utils import check_csr
+from .io import read_int_pairs, parse_int64_pairs
+from .utils import check_csr, check_class_labels
 from ._kernels.dataset import CSRDataset
 from ._kernels.multilabel import (MultiLabelStructure, PairwiseMultiLabelStructure, RelaxedPairwiseMultiLabelStructure,
                                   check_pairs, forest_of)
+
+
+# The dtypes a dense Y may have (a model file's "output" names the one predict returns)
+_DENSE_OUTPUTS = {np.dtype(c).name for c in np.typecodes["AllInteger"] + np.typecodes["Float"] + "?"}
 
 
 class MultiLabelSSVM(MultiOutputMixin, ClassifierMixin, StructuredSSVM):
@@ -209,12 +214,9 @@ class MultiLabelSSVM(MultiOutputMixin, ClassifierMixin, StructuredSSVM):
     def _model_layout(cls, header, n_classes, fail):
         line, output = header.get("output", (0, "sparse"))
         if output not in ("sparse", "binary"):
-            try:
-                output = np.dtype(output)
-            except TypeError:
-                fail(f"unknown output {output!r}", line)
-            if output.kind not in "biuf":
-                fail(f"unknown output {output.name!r}", line)
+            if output not in _DENSE_OUTPUTS:
+                fail(f"unknown output {output[:40]!r} (expected sparse, binary or a numeric dtype name)", line)
+            output = np.dtype(output)
         if output == "binary" and n_classes != 2:
             fail(f"a binary multilabel model has 2 labels, not {n_classes}", header["label"][0])
 
@@ -222,9 +224,9 @@ class MultiLabelSSVM(MultiOutputMixin, ClassifierMixin, StructuredSSVM):
         if "edges" in header:
             line, text = header["edges"]
             try:
-                pairs = np.array([tok.split(":") for tok in text.split()], dtype=np.int64).reshape(-1, 2)
-            except ValueError:
-                fail("edges: expected label index pairs a:b", line)
+                pairs = parse_int64_pairs(text)
+            except ValueError as e:
+                fail(f"edges: expected label index pairs a:b ({e})", line)
             try:
                 check_pairs(pairs, n_classes)
             except ValueError as e:
@@ -451,28 +453,20 @@ def _fit_edges(edges, Y):
 
 def read_edges_file(path, label_values):
     """Label pairs for ssvm-train -E FILE: one pair of label values per line ('#' comments), as
-    the data file writes labels; returns (E, 2) column indices into label_values."""
-    pairs = []
-    with open(path) as fh:
-        for lineno, line in enumerate(fh, 1):
-            toks = line.split("#", 1)[0].split()
-            if not toks:
-                continue
-            try:
-                a, b = (int(t) for t in toks)
-            except ValueError:
-                raise ValueError(f"{path}:{lineno}: expected two integer labels, got {line.strip()!r}") from None
-            idx = np.searchsorted(label_values, [a, b])
-            for v, j in zip((a, b), idx):
-                if j >= len(label_values) or label_values[j] != v:
-                    raise ValueError(f"{path}:{lineno}: label {v} does not occur in the training data")
-            pairs.append(idx)
-            try:
-                forest_of(pairs, len(label_values))
-            except ValueError:
-                raise ValueError(f"{path}:{lineno}: the pair {a} {b} joins a label to itself, closes a cycle or repeats a pair: the "
-                                 "pairs must form a forest (fully connected models are not available in this "
-                                 "version)") from None
+    the data file writes labels; returns (E, 2) column indices into label_values (a forest is
+    decoded exactly, any other graph by the LP relaxation)."""
+    firsts, seconds, lines = read_int_pairs(path, "l1 l2", "label")
+    pairs, seen = [], set()
+    for a, b, lineno in zip(firsts.tolist(), seconds.tolist(), lines.tolist()):
+        idx = np.searchsorted(label_values, [a, b])
+        for v, j in zip((a, b), idx):
+            if j >= len(label_values) or label_values[j] != v:
+                raise ValueError(f"{path}:{lineno}: label {v} does not occur in the training data")
+        key = (min(a, b), max(a, b))
+        if a == b or key in seen:
+            raise ValueError(f"{path}:{lineno}: the pair {a} {b} joins a label to itself or repeats a pair")
+        seen.add(key)
+        pairs.append(idx)
     return np.array(pairs, dtype=np.int64).reshape(-1, 2)
 
 
@@ -512,6 +506,8 @@ def _is_collection(v):
 
 def _check_indicator(Y, n):
     """A CSR int32 0/1 copy of an indicator matrix with n rows."""
+    if Y.ndim == 2 and Y.shape[1] == 0:
+        raise ValueError("Y has no label columns (no example has a label)")
     check_classification_targets(Y)  # continuous values: "Unknown label type"
     Y = sp.csr_matrix(Y)
     if Y.ndim != 2 or Y.shape[0] != n:
@@ -560,7 +556,7 @@ def _encode_fit(Y, n):
         return Yc, np.arange(Yc.shape[1]), "sparse" if sp.issparse(A) else A.dtype
     if _is_1d_target(Y):
         y = column_or_1d(Y)
-        check_classification_targets(y)
+        check_class_labels(y)
         kind = type_of_target(y, input_name="y")
         if kind not in ("binary", "multiclass") or y.shape[0] != n:
             raise ValueError(f"y has shape {y.shape}; expected ({n},)")

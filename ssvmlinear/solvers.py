@@ -225,6 +225,7 @@ def fit_sdm(structure, Cs, tol, max_iter, seed, verbose=0, callback=None, estima
         raise ValueError(f"oracle_batch={batch} and shards={shards}: SDM's threads share either oracle "
                          f"blocks or shards, not both (set one of them to 1)")
     n = structure.n_examples
+    batch = min(batch, max(n, 1))   # a block of all examples at most: its buffers grow with it
     threads = max(1, min(effective_n_jobs(n_jobs), max(n, 1)))
     solver = SDMSolver(structure, Cs, seed, batch=batch, n_threads=threads,
                        n_shards=min(shards, max(n, 1)),
@@ -254,9 +255,11 @@ def fit_sdm(structure, Cs, tol, max_iter, seed, verbose=0, callback=None, estima
     try:
         try:
             if kappa > 0:
-                passes, outer, primal, converged, stopped_by_user = _sdm_catalyst(
+                passes, outer, primal, converged, stopped_by_user, interrupted = _sdm_catalyst(
                     solver, kappa, inner_tol, batch, max_iter, gap_tol, primal_curve, dual_curve, timestamps, t0,
                     verbose, callback, estimator, structure)
+                if interrupted:
+                    raise KeyboardInterrupt
             while passes < max_iter and not (converged or stopped_by_user):
                 primal = np.nan
                 dual_before = dual_curve[-1] if dual_curve else solver.dual()
@@ -313,8 +316,9 @@ def fit_sdm(structure, Cs, tol, max_iter, seed, verbose=0, callback=None, estima
 def _sdm_catalyst(solver, kappa, inner_tol, batch, max_iter, gap_tol, primal_curve, dual_curve, timestamps, t0,
                   verbose, callback, estimator, structure):
     """fit_sdm's accelerated loop (see CATALYST_SCALE); returns (passes, centres, primal,
-    converged, stopped_by_user) and leaves the last centre's iterate w_k in the solver (primal
-    and dual_curve[-1] its bounds). KeyboardInterrupt leaves w = v (a primal-dual pair).
+    converged, stopped_by_user, interrupted) and leaves the last centre's iterate w_k in the solver
+    (primal and dual_curve[-1] its bounds); interrupted (KeyboardInterrupt) leaves w = v (a
+    primal-dual pair).
 
     Each centre's inner problem runs SDM outer iterations (a type-I pass and its type-II passes)
     until its own duality gap is at most CATALYST_INNER times the last centre's gap (Catalyst's
@@ -374,17 +378,17 @@ def _sdm_catalyst(solver, kappa, inner_tol, batch, max_iter, gap_tol, primal_cur
             structure.check_implemented("SDM")
             if not gap_too_large(primal, dual, gap_tol):
                 w[:] = last
-                return passes, centres, primal, True, False
+                return passes, centres, primal, True, False, False
             if callback is not None:
                 w[:] = last
                 if callback(estimator) is False:
-                    return passes, centres, primal, False, True
+                    return passes, centres, primal, False, True, False
                 solver.recompute_w()
     except KeyboardInterrupt:
         solver.recompute_w()                   # w = v: fit_sdm evaluates the pair
-        raise
+        return passes, centres, primal, False, False, True
     w[:] = last
-    return passes, centres, primal, False, False
+    return passes, centres, primal, False, False, False
 
 
 def fit_sdcd(structure, Cs, tol, max_iter, seed, verbose=0, callback=None, estimator=None,
@@ -685,6 +689,7 @@ def fit_pegasos(structure, Cs, tol, max_iter, seed, verbose=0, callback=None, es
     method = METHODS[search]
     n = structure.n_examples
     n_threads = max(1, min(effective_n_jobs(n_jobs), max(n, 1)))   # batches and the objective's searches
+    batch_size = max(1, min(int(batch_size), n))   # a batch of all examples at most: its buffers grow with it
     ratio = 0.999 if search == "angular" else 1.0      # the paper's stop for the angular search
     solver = PegasosSolver(structure, sur.kind, sur.alpha, sur.beta, method,
                            np.ascontiguousarray(Cs, dtype=np.float64), ratio, max_calls,

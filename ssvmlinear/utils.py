@@ -1,6 +1,8 @@
 """Input validation and file writing shared by the estimators, I/O and the CLI."""
 import numbers
 import os
+import re
+import shutil
 
 import numpy as np
 import scipy.sparse as sp
@@ -35,6 +37,22 @@ def check_csr(X, estimator=None, y="no_validation", reset=True):
         X = X.copy()
         X.sum_duplicates()  # also sorts indices
     return (X, y) if with_y else X
+
+
+def check_class_labels(y):
+    """scikit-learn's check_classification_targets, float labels first checked here: a value that
+    is not an integer below 2**53 in magnitude (2.5, 1e300) is refused in one line naming it
+    (scikit-learn's own check casts such values to int64, warning on overflow)."""
+    from sklearn.utils.multiclass import check_classification_targets
+    y = np.asarray(y)
+    if y.dtype.kind == "f":
+        with np.errstate(invalid="ignore"):
+            ok = np.isfinite(y) & (np.abs(y) < 2.0**53) & (y == np.round(y))
+        if not ok.all():
+            i = int(np.flatnonzero(~ok)[0])
+            raise ValueError(f"Unknown label type: continuous (y[{i}] = {y[i]:.17g}): class labels must be "
+                             "integers below 2**53 in magnitude, or strings")
+    check_classification_targets(y)
 
 
 def match_columns(X, n_features):
@@ -84,12 +102,17 @@ def check_random_seed(random_state):
 def write_atomic(path, payload):
     """Write bytes, text or an iterable of text chunks to `path` through a temporary file in the
     same folder and a rename, so that a reader never sees a half-written file (and an existing file
-    survives a failure)."""
+    survives a failure). OSError names `path`, never the temporary; temporaries that killed writers
+    of the same path left behind are removed first."""
     if isinstance(payload, (str, bytes)):
         payload = [payload]
     directory, base = os.path.split(os.path.abspath(path))
+    remove_stale_temporaries(directory, base)
     tmp = os.path.join(directory, f".{base}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
+    except OSError as e:
+        raise OSError(f"{path}: cannot write there ({e.strerror})") from None
     try:
         with os.fdopen(fd, "wb") as fh:
             for chunk in payload:
@@ -97,12 +120,46 @@ def write_atomic(path, payload):
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as e:
         try:
             os.unlink(tmp)
         except OSError:
             pass
+        if isinstance(e, OSError):
+            raise OSError(f"{path}: cannot write ({e.strerror or e})") from None
         raise
+
+
+def remove_stale_temporaries(directory, base):
+    """Remove the temporaries ".{base}.{pid}[.{hex}].tmp" (write_atomic's files, save_ssvmdata's
+    folders) in `directory` whose writer process no longer exists (it was killed mid-write)."""
+    pattern = re.compile(re.escape(f".{base}.") + r"([0-9]+)(?:\.[0-9a-f]+)?\.tmp")
+    try:
+        names = os.listdir(directory or ".")
+    except OSError:
+        return
+    for name in names:
+        m = pattern.fullmatch(name)
+        if m is None or int(m.group(1)) == os.getpid() or _process_exists(int(m.group(1))):
+            continue
+        target = os.path.join(directory, name)
+        try:
+            if os.path.isdir(target) and not os.path.islink(target):
+                shutil.rmtree(target, ignore_errors=True)
+            else:
+                os.unlink(target)
+        except OSError:
+            pass
+
+
+def _process_exists(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, OSError):
+        return True      # another user's process (or undecidable): leave its file alone
+    return True
 
 
 def available_memory():
