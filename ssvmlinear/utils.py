@@ -50,7 +50,7 @@ def check_class_labels(y):
             ok = np.isfinite(y) & (np.abs(y) < 2.0**53) & (y == np.round(y))
         if not ok.all():
             i = int(np.flatnonzero(~ok)[0])
-            raise ValueError(f"Unknown label type: continuous (y[{i}] = {y[i]:.17g}): class labels must be "
+            raise ValueError(f"Unknown label type: continuous (y[{i}] = {float(y[i])!r}): class labels must be "
                              "integers below 2**53 in magnitude, or strings")
     check_classification_targets(y)
 
