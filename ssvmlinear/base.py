@@ -111,6 +111,7 @@ class StructuredSSVM(BaseEstimator):
                              "scale the features or lower C")
         self._dual_state = res.state
         self._warm_key = warm_key
+        self._interrupted = bool(getattr(res, "interrupted", False))
         self.n_iter_ = res.n_iter
         self.objective_ = res.primal
         self.dual_objective_ = res.dual
@@ -122,6 +123,15 @@ class StructuredSSVM(BaseEstimator):
         self.working_set_size_ = res.working_set_size
         self.converged_ = res.converged
         return res.w
+
+    def _finish_fit(self):
+        """The end of every fit: self, or -- when Ctrl-C stopped the solver -- the KeyboardInterrupt
+        again, now that the estimator holds the model of the last completed pass (an interactive
+        user keeps it; scripts and meta-estimators stop)."""
+        if getattr(self, "_interrupted", False):
+            self._interrupted = False
+            raise KeyboardInterrupt
+        return self
 
     # Model files (model_io): fitted state beyond the weights and the structure's parameters.
     def _model_header(self):

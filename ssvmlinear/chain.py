@@ -160,7 +160,7 @@ class ChainSSVM(ClassifierMixin, StructuredSSVM):
             structure = ShardedStructure(X, structures, X.map(_shard_Cs, self.C),
                                          X.client.submit(_n_weights, structures[0]).result())
             self._set_weights(self._solve(structure, None, None), X.n_features, classes, bias)
-            return self
+            return self._finish_fit()
         X, y = check_csr(X, self, y)
         check_class_labels(y)
         lengths = sequence_lengths(lengths, sequence_ids, X.shape[0])  # >= 1 sequence: X has >= 1 row
@@ -172,7 +172,7 @@ class ChainSSVM(ClassifierMixin, StructuredSSVM):
         w = self._solve(structure, Cs, ("chain", self._solver_name, self.loss, self.exact_violators, X.shape, bias, tuple(classes.tolist()), self.start_end,
                                         self.normalize_loss, tuple(lengths.tolist())))
         self._set_weights(w, X.shape[1], classes, bias)
-        return self
+        return self._finish_fit()
 
     def _set_weights(self, w, n_features, classes, bias):
         K = classes.shape[0]

@@ -7,7 +7,6 @@ import numpy as np
 import scipy.sparse as sp
 
 from .registry import SOLVERS, SOLVER_TYPES, STRUCTURES, structure_of, structure_for_file_kind
-from .exceptions import ConvergenceWarning
 from .datacache import load_data
 from .model_io import save_model, load_model, format_label
 from .utils import match_columns, write_atomic
@@ -86,7 +85,7 @@ options:
 --scheduler address : train on a Dask cluster (pip install ssvmlinear[distributed]): the
 	examples' shards on its workers; -s 2, 3 give the single-process model, -s 0, 1 run CoCoA+,
 	-v runs the folds there (see README, "Past one machine")
--q : quiet mode (no outputs)
+-q : quiet mode (no progress or summary; warnings are still printed)
 Feature indices are 1-based; gzip/bz2 files are read transparently; a .ssvmdata folder written by
 ssvm-convert is read by memory map (no parsing).
 """
@@ -281,8 +280,6 @@ def _train(argv):
         common.update({param: opts[flag] for flag, param in SOLVERS[solver].cli_options.items() if flag in opts})
         est = spec.estimator_class()(**common, **structure_params)
         with warnings.catch_warnings(), cluster_backend(opts.get("-scheduler")):
-            if quiet:
-                warnings.simplefilter("ignore", ConvergenceWarning)
             warnings.showwarning = _one_line_warning
             if "v" in opts:
                 from .model_selection import cross_val_predict

@@ -491,7 +491,7 @@ def fit_cocoa(client, structure, Cs, method, tol, max_iter, seed, verbose=0, gap
                        f"its stopping rule (tol={tol:.3g})")
     if not (interrupted or stopped_by_user):
         warn_if_gap_large(name, primal, dual)
-    return FitResult(w=w, primal=primal, dual=dual, gap=primal - dual, n_iter=passes, n_outer=rounds,
+    return FitResult(interrupted=interrupted, w=w, primal=primal, dual=dual, gap=primal - dual, n_iter=passes, n_outer=rounds,
                      converged=converged, n_oracle_calls=calls, working_set_size=ws_size,
                      objective_curve=np.array(primal_curve), dual_curve=np.array(dual_curve),
                      timestamps=np.array(timestamps), state=None, n_shards=K,

@@ -175,7 +175,7 @@ class HierarchicalSSVM(ClassifierMixin, StructuredSSVM):
             w = self._solve(self._structure(X, leaves), Cs, self._warm_key_of(X))
         self._set_weights(w, X.shape[1], h.ids[h.leaves], self._bias)
         self.nodes_ = h.ids
-        return self
+        return self._finish_fit()
 
     def _warm_key_of(self, X):
         return ("hierarchy", self._solver_name, self.loss, self.model, self._task_loss, X.shape, self._bias,
@@ -201,7 +201,7 @@ class HierarchicalSSVM(ClassifierMixin, StructuredSSVM):
             # when it no longer decreases by shared_tol relative; the last (V, alpha) is returned
             if k and curve[-2] - curve[-1] <= self.shared_tol * abs(curve[-1]):
                 break
-            if k + 1 == int(self.max_alternations):
+            if k + 1 == int(self.max_alternations) or self._interrupted:
                 break
             W = w.reshape(-1, h.n_nodes)
             U2 = np.einsum("ij,ij->j", W, W) * self.alpha_     # ||U_n||^2, U_n = c_n V_n (no temporary of W's size)

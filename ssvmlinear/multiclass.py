@@ -174,7 +174,7 @@ class MulticlassSSVM(ClassifierMixin, StructuredSSVM):
         w = self._solve(structure, Cs, ("multiclass", self._solver_name, self.loss, X.shape, bias, tuple(classes.tolist())),
                         primal=primal)
         self._set_weights(w, X.shape[1], classes, bias)
-        return self
+        return self._finish_fit()
 
     def _fit_sharded(self, data, sample_weight):
         from .distributed import ShardedStructure, check_sharded_fit
@@ -193,7 +193,7 @@ class MulticlassSSVM(ClassifierMixin, StructuredSSVM):
         # no warm start across sharded fits (warm_key None)
         w = self._solve(structure, None, None)
         self._set_weights(w, data.n_features, classes, bias)
-        return self
+        return self._finish_fit()
 
     def _set_weights(self, w, n_features, classes, bias):
         # w: flat, or a feature-major 2-D view (a loaded model), K columns (1 for a binary MultiLabelSSVM)

@@ -155,7 +155,7 @@ class MultiLabelSSVM(MultiOutputMixin, ClassifierMixin, StructuredSSVM):
         self.edges_ = edges
         self._set_weights(w, X.shape[1], classes, bias)
         self._output = output  # "sparse", "binary" or the dtype of a dense Y (predict returns the same)
-        return self
+        return self._finish_fit()
 
     def _fit_sharded(self, data, sample_weight):
         from .distributed import ShardedStructure, check_sharded_fit
@@ -177,7 +177,7 @@ class MultiLabelSSVM(MultiOutputMixin, ClassifierMixin, StructuredSSVM):
         w = self._solve(structure, None, None)      # no warm start across sharded fits
         self.edges_ = edges
         self._set_weights(w, data.n_features, classes, bias)
-        return self
+        return self._finish_fit()
 
     def _set_weights(self, w, n_features, classes, bias):
         # the same feature-major n_cols x K layout as the multiclass model, then the E x 2 x 2 tables

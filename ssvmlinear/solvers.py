@@ -70,10 +70,9 @@ def log_progress(line):
 
 
 def warn_if_unfinished(solver_name, interrupted, hit_max_iter, max_iter, rule):
-    """The ConvergenceWarning every driver gives when it stops before its rule (or on Ctrl-C)."""
-    if interrupted:
-        warnings.warn("training interrupted; the model of the last completed pass is kept", ConvergenceWarning)
-    elif hit_max_iter:
+    """The ConvergenceWarning every driver gives when it stops at max_iter before its rule (none
+    when interrupted: the estimator re-raises the KeyboardInterrupt)."""
+    if hit_max_iter and not interrupted:
         warnings.warn(f"{solver_name} reached max_iter={max_iter} before {rule}; increase max_iter or tol",
                       ConvergenceWarning)
 
@@ -302,7 +301,7 @@ def fit_sdm(structure, Cs, tol, max_iter, seed, verbose=0, callback=None, estima
     dual = dual_curve[-1] if accelerated else solver.dual()
     if not (interrupted or stopped_by_user):
         warn_if_gap_large("SDM", primal, dual)
-    result = FitResult(w=solver.coef, primal=primal, dual=dual, gap=primal - dual, n_iter=passes,
+    result = FitResult(interrupted=interrupted, w=solver.coef, primal=primal, dual=dual, gap=primal - dual, n_iter=passes,
                        n_outer=outer, converged=converged, n_oracle_calls=solver.n_oracle_calls,
                        oracle_seconds=solver.oracle_seconds,
                        working_set_size=int(solver.working_set_sizes().sum()),
@@ -464,7 +463,7 @@ def fit_sdcd(structure, Cs, tol, max_iter, seed, verbose=0, callback=None, estim
         P = primal_of()
     if not (interrupted or stopped_by_user):
         warn_if_gap_large("LSE-SDCD", P, dual)
-    result = FitResult(w=solver.coef, primal=P, dual=dual, gap=P - dual, n_iter=passes,
+    result = FitResult(interrupted=interrupted, w=solver.coef, primal=P, dual=dual, gap=P - dual, n_iter=passes,
                        n_outer=passes, converged=converged, n_oracle_calls=solver.n_oracle_calls,
                        objective_curve=np.full(len(dual_curve), np.nan), dual_curve=np.array(dual_curve),
                        timestamps=np.array(timestamps), working_set_size=int(solver.working_set_sizes().sum()),
@@ -655,7 +654,7 @@ def fit_cutting_plane(structure, Cs, tol, max_iter, seed=0, verbose=0, callback=
     primal = 0.5 * float(w @ w) + hsum
     if not (interrupted or stopped_by_user):
         warn_if_gap_large("the cutting plane", primal, dual)
-    return FitResult(w=w, primal=primal, dual=dual, gap=primal - dual, n_iter=it, n_outer=it,
+    return FitResult(interrupted=interrupted, w=w, primal=primal, dual=dual, gap=primal - dual, n_iter=it, n_outer=it,
                      converged=converged, n_oracle_calls=stats["oracle_calls"],
                      oracle_seconds=stats["oracle_seconds"], n_oracle_passes=stats["oracle_passes"],
                      n_cache_passes=stats["cache_passes"], n_constraints=qp.n_constraints,
@@ -740,7 +739,7 @@ def fit_pegasos(structure, Cs, tol, max_iter, seed, verbose=0, callback=None, es
     warn_if_unfinished("Pegasos", interrupted, not converged and epochs >= max_iter, max_iter,
                        f"its stopping rule (tol={tol:.3g})")
     w = solver.weights(bool(average))
-    return FitResult(w=w, primal=primal_curve[-1] if primal_curve else np.nan, dual=np.nan, gap=np.nan,
+    return FitResult(interrupted=interrupted, w=w, primal=primal_curve[-1] if primal_curve else np.nan, dual=np.nan, gap=np.nan,
                      n_iter=epochs, n_outer=epochs, converged=converged,
                      n_oracle_calls=int(solver.n_calls_total), objective_curve=np.array(primal_curve),
                      dual_curve=np.full(len(primal_curve), np.nan), timestamps=np.array(timestamps),
@@ -773,7 +772,7 @@ def fit_bcfw(structure, Cs, tol, max_iter, seed, verbose=0, callback=None, estim
                        f"the block gaps fell to tol={r.tol:.3g} of the dual")
     if not (r.interrupted or r.stopped_by_user):
         warn_if_gap_large("BCFW", r.primal, r.dual)
-    result = FitResult(w=solver.coef, primal=r.primal, dual=r.dual, gap=r.primal - r.dual, n_iter=r.passes,
+    result = FitResult(interrupted=r.interrupted, w=solver.coef, primal=r.primal, dual=r.dual, gap=r.primal - r.dual, n_iter=r.passes,
                        n_outer=r.passes, converged=r.converged, n_oracle_calls=solver.n_oracle_calls,
                        working_set_size=int(solver.working_set_sizes().sum()),
                        objective_curve=np.array(r.primal_curve), dual_curve=np.array(r.dual_curve),
@@ -877,7 +876,7 @@ def fit_gdmm(structure, Cs, tol, max_iter, seed, verbose=0, callback=None, estim
                        f"the block gaps and the consistency violation fell to tol={r.tol:.3g}")
     if not (r.interrupted or r.stopped_by_user):
         warn_if_gap_large("GDMM", r.primal, r.dual)
-    return FitResult(w=solver.coef, primal=r.primal, dual=r.dual, gap=r.primal - r.dual, n_iter=r.passes,
+    return FitResult(interrupted=r.interrupted, w=solver.coef, primal=r.primal, dual=r.dual, gap=r.primal - r.dual, n_iter=r.passes,
                      n_outer=r.passes, converged=r.converged, n_oracle_calls=solver.n_fmo_calls,
                      working_set_size=int(round(sum(solver.active_set_sizes()))),
                      objective_curve=np.array(r.primal_curve), dual_curve=np.array(r.dual_curve),

@@ -151,3 +151,46 @@ def test_sdcd_restricted_primal_is_the_primal_over_the_working_sets():
         mpos += size
     assert res.primal == pytest.approx(0.5 * res.w @ res.w + hinge, rel=1e-10)
     assert 0 <= res.primal - res.dual <= 0.01 * res.primal
+
+
+@pytest.mark.parametrize("solver, loss", [("sdm", "margin"), ("sdcd", "lse"), ("cutting-plane", "margin"),
+                                          ("pegasos", "margin"), ("bcfw", "margin")])
+def test_ctrl_c_keeps_the_last_pass_and_reraises(solver, loss):
+    X, y = planted()
+    calls = []
+
+    def interrupt_on_second_call(est):
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+    clf = MulticlassSSVM(C=1.0, solver=solver, loss=loss, tol=1e-12, max_iter=500, callback=interrupt_on_second_call)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)   # an interrupt is not a convergence problem
+        with pytest.raises(KeyboardInterrupt):
+            clf.fit(X, y)
+    assert clf.n_iter_ >= 1 and np.all(np.isfinite(clf.coef_))
+    assert clf.predict(X).shape == y.shape
+
+
+def test_ctrl_c_stops_ssvm_train_with_status_130_and_no_model(tmp_path):
+    import os
+    import signal
+    import time
+    from ssvmlinear import dump_svmlight_file
+    X, y = planted(n=4000, d=300, K=20)
+    dump_svmlight_file(X, y, tmp_path / "big.svm")
+    model = tmp_path / "m"
+    proc = subprocess.Popen([sys.executable, "-c", "import sys; from ssvmlinear.cli import train_main; "
+                             "sys.exit(train_main(sys.argv[1:]))", "-e", "1e-12", "-m", "100000", "-c", "100",
+                             str(tmp_path / "big.svm"), str(model)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    first = proc.stderr.readline()        # the first progress line: the passes have started
+    assert first.startswith("[sdm]"), first
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, (out, err)
+    assert err.splitlines()[-1] == "ssvm-train: interrupted"
+    assert "Traceback" not in err
+    assert not model.exists()
+    assert not [f for f in os.listdir(tmp_path) if f.endswith(".tmp")]
