@@ -1,8 +1,13 @@
-"""Build the Cython kernels in ``_kernels/`` as ``ssvmlinear._kernels.<name>``.
+"""Build the Cython kernels of ``_kernels/`` as the flat modules ``ssvmlinear._kernels.<name>``.
 
-Cython resolves a module's ``.pxd`` by its qualified name, so every ``_kernels/*.pxd`` is mirrored
-into ``build/pxd/ssvmlinear/_kernels/`` and that folder is put on Cython's include path (see
-notes on packaging). Set ``SSVM_DEBUG=1`` to build with bounds checks and assertions on.
+``_kernels/`` is organised by role -- ``core/`` (dataset, structure interface, factor layer, label
+store, team, QP, max-flow, C helpers), ``structures/`` (one structure a file), ``losses/``
+(surrogates and searches), ``solvers/`` and ``io/`` -- while every module keeps a flat name, so that
+``from ssvmlinear._kernels.dataset cimport CSRDataset`` works from any folder. Cython resolves a
+``cimport`` by the qualified name, so every ``.pxd`` is mirrored into
+``build/pxd/ssvmlinear/_kernels/`` and that folder is on Cython's include path; the C helpers
+(``core/*.h``) are on the compiler's. Set ``SSVM_DEBUG=1`` to build with bounds checks and
+assertions on (see notes on packaging).
 """
 import os
 import shutil
@@ -21,13 +26,13 @@ def mirror_pxd():
     dest.mkdir(parents=True, exist_ok=True)
     for pkg in (dest.parent, dest):
         (pkg / "__init__.pxd").touch()
-    for pxd in KERNELS.glob("*.pxd"):
+    for pxd in KERNELS.rglob("*.pxd"):
         shutil.copyfile(pxd, dest / pxd.name)
     return str(HERE / "build" / "pxd")
 
 
 def extensions():
-    sources = sorted(KERNELS.glob("*.pyx"))
+    sources = sorted(KERNELS.rglob("*.pyx"))
     if not sources:
         sys.exit("setup.py: no Cython sources found in _kernels/ (broken sdist?)")
     from Cython.Build import cythonize
@@ -35,7 +40,7 @@ def extensions():
     args = ["-O0", "-g"] if DEBUG else ["-O3"]
     exts = [
         Extension(f"ssvmlinear._kernels.{p.stem}", [str(p.relative_to(HERE))],
-                  include_dirs=[str(KERNELS.relative_to(HERE))],   # C helpers (*.h) beside the .pyx
+                  include_dirs=[str((KERNELS / "core").relative_to(HERE))],   # the C helpers (core/*.h)
                   extra_compile_args=args, define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")])
         for p in sources
     ]
@@ -48,7 +53,7 @@ def extensions():
 setup(
     packages=["ssvmlinear", "ssvmlinear._kernels"],
     package_dir={"ssvmlinear": "ssvmlinear", "ssvmlinear._kernels": "_kernels"},
-    package_data={"ssvmlinear._kernels": ["*.pxd", "*.pyx"]},
+    package_data={"ssvmlinear._kernels": ["*/*.pxd", "*/*.pyx", "*/*.h"]},
     ext_modules=extensions(),
     zip_safe=False,
 )

@@ -325,7 +325,7 @@ def alpha_shared(h, sqnorms):
 
 
 def hierarchy_structure(X, leaves, h, coef, task_loss="hamming", loss_coef=None):
-    """The kernel structure (_kernels/hierarchy.pyx) of a CSRDataset X whose examples are labelled
+    """The kernel structure (_kernels/structures/hierarchy.pyx) of a CSRDataset X whose examples are labelled
     with leaf numbers `leaves` of hierarchy h, node coefficients coef (c_n: 1 for HSVM, sqrt(alpha)
     for NHSVM), a task loss name (TASK_LOSSES) and the node coefficients of the normalised losses
     (default coef)."""

@@ -1,6 +1,7 @@
-"""Threads for the solvers' parallel phases: the kernels' Team (_kernels/team.pyx), the one
+"""Threads for the solvers' parallel phases: the kernels' Team (_kernels/core/team.pyx), the one
 parallel primitive (SDM's oracle blocks, the cutting plane's chunks, Pegasos' mini-batches and
-objective, prediction), and the fixed shards of examples it shares.
+objective, prediction), and the fixed shards of examples it shares (and the cluster's workers
+hold: distributed.py).
 
 A phase such as the cutting plane's oracle pass takes tens of milliseconds and repeats hundreds of
 times (Pegasos' mini-batches: microseconds, thousands of times), so its threads must not be
@@ -67,92 +68,3 @@ def predict_structure(structure, w, n_jobs=None):
     with KernelTeam(Team(max(1, min(effective_n_jobs(n_jobs), structure.n_examples)))) as team:
         structure.predict(np.ascontiguousarray(w, dtype=np.float64), out, offsets, team)
     return out
-
-
-# ---------------------------------------------------------------------------- shards
-# The unit of work that leaves the process: a fixed range of examples with its own structure (the
-# CSR rows and labels of those examples, copied when pickled) and the state a solver keeps for
-# them between passes. Threads share a pass through the kernel Team above; process and cluster
-# backends (joblib's loky, a Dask worker) receive pickled shards, run them, and send them back.
-
-
-class Shard:
-    """Examples [lo, hi) of a compiled structure as a self-contained, picklable unit of work."""
-
-    def __init__(self, structure, lo, hi):
-        self.lo, self.hi = int(lo), int(hi)
-        self.structure = structure.subset(self.lo, self.hi)
-
-
-class PredictShard(Shard):
-    """Prediction of the shard's examples: run(w) -> their flat label indices."""
-
-    def run(self, w):
-        return predict_structure(self.structure, w, n_jobs=1)
-
-
-class CuttingPlaneShard(Shard):
-    """The shard's part of the one-slack cutting plane's most violated constraint, with the
-    shard's label caches (margin: a ring of recent oracle answers; LSE: the violator sets).
-
-    run(w, use_oracle, rebuild) -> (a, b, hsum, oracle calls): the shard's running accumulator
-    (C_i dphi_i summed over its examples' choices), its loss sum and violation; adding the shards'
-    outputs in shard order gives exactly the constraint of an in-process OneSlackOracle whose
-    chunks are the shards. Pickling carries the caches and the running constraint."""
-
-    def __init__(self, structure, lo, hi, Cs, lse=False, cache_size=10, exact_violators=False):
-        super().__init__(structure, lo, hi)
-        self.params = (np.ascontiguousarray(np.asarray(Cs, dtype=np.float64)[self.lo:self.hi]), bool(lse),
-                       int(cache_size), bool(exact_violators))
-        self._start()
-
-    def _start(self):
-        from ._kernels.cuttingplane import OneSlackOracle
-        self._oracle = OneSlackOracle(self.structure, *self.params)
-
-    def run(self, w, use_oracle=True, rebuild=False):
-        self._oracle.run_pass(np.ascontiguousarray(w, dtype=np.float64), use_oracle, rebuild)
-        a = np.zeros(self.structure.n_weights)
-        b, hsum, calls = self._oracle.collect(a)
-        return a, b, hsum, calls
-
-    def cache_sizes(self):
-        return self._oracle.cache_sizes()
-
-    def __getstate__(self):
-        return dict(lo=self.lo, hi=self.hi, structure=self.structure, params=self.params,
-                    oracle=self._oracle.get_state())
-
-    def __setstate__(self, state):
-        self.lo, self.hi, self.structure, self.params = state["lo"], state["hi"], state["structure"], state["params"]
-        self._start()
-        self._oracle.set_state(state["oracle"])
-
-
-def _run_shard(shard, args):
-    return shard, shard.run(*args)
-
-
-def run_shards(shards, *args, n_jobs=None):
-    """shard.run(*args) for every shard through joblib's active backend (threads, processes or
-    a cluster); returns the outputs in shard order. Shards that ran elsewhere come back with
-    their state and replace the entries of `shards` (a list)."""
-    from joblib import Parallel, delayed
-    done = Parallel(n_jobs=n_jobs)(delayed(_run_shard)(s, args) for s in shards)
-    for k, (shard, _) in enumerate(done):
-        shards[k] = shard
-    return [out for _, out in done]
-
-
-def reduce_in_order(outputs):
-    """Sum the shards' (a, b, hsum, calls) in shard order (the reduction collect() does over
-    chunks, so results equal the in-process constraint bit for bit)."""
-    a = np.zeros_like(outputs[0][0])
-    b = hsum = 0.0
-    calls = 0
-    for out in outputs:
-        a += out[0]
-        b += out[1]
-        hsum += out[2]
-        calls += out[3]
-    return a, b, hsum, calls

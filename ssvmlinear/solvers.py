@@ -170,7 +170,7 @@ def run_type2_passes(solver, tol, inner_tol, before_type1, limit, after_pass=Non
 def fit_sdm(structure, Cs, tol, max_iter, seed, verbose=0, callback=None, estimator=None,
             state=None, keep_state=False, monitor_primal=False, n_jobs=None, oracle_batch=1,
             gap_tol=None, shards=1):
-    """Sequential dual method (see _kernels/sdm.pyx).
+    """Sequential dual method (see _kernels/solvers/sdm.pyx).
 
     Stopping rule: a type-I pass (loss-augmented oracle on every example) in which the maximal
     KKT violation max_y H_i(y) - min_{alpha_i(y)>0} H_i(y) over all examples is <= tol (LIBLINEAR
@@ -204,7 +204,7 @@ def fit_sdm(structure, Cs, tol, max_iter, seed, verbose=0, callback=None, estima
 
     shards S > 1 (instead of oracle blocks): every pass, type-I and type-II, runs in rounds whose
     examples are cut into S shards visited concurrently (n_jobs threads), each against its own copy
-    of w, then combined by an exact line search along the sum of their changes (_kernels/sdm.pyx).
+    of w, then combined by an exact line search along the sum of their changes (_kernels/solvers/sdm.pyx).
     Results depend on S but not on n_jobs; the optimum and the stopping rules are the plain
     method's. It pays where visits are costly and the shards' changes add up (OCR chains: 2 shards
     on 2 threads reach the plain method's dual within 1e-4 of the optimum in 0.67-0.71 of its time,
@@ -393,7 +393,7 @@ def _sdm_catalyst(solver, kappa, inner_tol, batch, max_iter, gap_tol, primal_cur
 def fit_sdcd(structure, Cs, tol, max_iter, seed, verbose=0, callback=None, estimator=None,
              state=None, keep_state=False, kappa1=10, kappa2=5, exact_violators=False,
              gap_tol=None, primal=None):
-    """LSE-SDCD (_kernels/sdcd.pyx), with the loop schedule of Alg. 2: type-I passes (oracle) until
+    """LSE-SDCD (_kernels/solvers/sdcd.pyx), with the loop schedule of Alg. 2: type-I passes (oracle) until
     pass kappa1, then type-II passes (working sets only) with a type-I pass every kappa2 passes.
 
     Stopping rule (the paper's, scaled with C): a type-I pass in which no example's sum of squared
@@ -499,7 +499,7 @@ def fit_cutting_plane(structure, Cs, tol, max_iter, seed=0, verbose=0, callback=
     run in parallel threads over fixed chunks of examples and update running per-chunk
     accumulators of the constraint (only labels entering or leaving it are applied), summed in
     chunk order, so results do not depend on n_jobs. The restricted dual QP
-    over the working set of constraints (_kernels/qp.pyx: OneSlackQP) is solved by an active-set
+    over the working set of constraints (_kernels/core/qp.pyx: OneSlackQP) is solved by an active-set
     method on the simplex polished by SMO, warm-started; constraints whose dual weight stayed
     zero for `inactive_after` iterations are dropped. Constraints are dense vectors of n_weights doubles
     (memory: n_weights x working-set size, plus CP_CHUNKS running accumulators).
@@ -667,7 +667,7 @@ def fit_cutting_plane(structure, Cs, tol, max_iter, seed=0, verbose=0, callback=
 def fit_pegasos(structure, Cs, tol, max_iter, seed, verbose=0, callback=None, estimator=None,
                 state=None, keep_state=False, loss="margin", search="hull", batch_size=1,
                 average=True, projection=False, n_jobs=None, max_calls=50):
-    """Pegasos SGD (_kernels/pegasos.pyx) on 1/2 |w|^2 + sum_i C_i psi_i(w) for any surrogate.
+    """Pegasos SGD (_kernels/solvers/pegasos.pyx) on 1/2 |w|^2 + sum_i C_i psi_i(w) for any surrogate.
 
     One iteration is one epoch over a random permutation in mini-batches of `batch_size`; the
     returned weights are the average of all iterates (`average`) or the last one. The primal
@@ -749,7 +749,7 @@ def fit_pegasos(structure, Cs, tol, max_iter, seed, verbose=0, callback=None, es
 
 def fit_bcfw(structure, Cs, tol, max_iter, seed, verbose=0, callback=None, estimator=None,
              state=None, keep_state=False, gap_tol=None):
-    """Block-coordinate Frank-Wolfe with exact line search (_kernels/bcfw.pyx; Lacoste-Julien et
+    """Block-coordinate Frank-Wolfe with exact line search (_kernels/solvers/bcfw.pyx; Lacoste-Julien et
     al. 2013) on the margin-rescaling dual.
 
     Stopping rule: a pass whose sum of block Frank-Wolfe gaps (each measured at its step) is at
@@ -820,7 +820,7 @@ def _run_gap_rule(solver, one_pass, tag, tol, max_iter, gap_tol, verbose, callba
 
 def fit_gdmm(structure, Cs, tol, max_iter, seed, verbose=0, callback=None, estimator=None,
              state=None, keep_state=False, gap_tol=None, rho=1.0, eta=0.5, fmo_subsets=1):
-    """GDMM (Yen et al. 2016, Alg. 1; _kernels/gdmm.pyx). On a chain: factor duals per token and per
+    """GDMM (Yen et al. 2016, Alg. 1; _kernels/solvers/gdmm.pyx). On a chain: factor duals per token and per
     pair of tokens, an augmented Lagrangian on their consistency, block Frank-Wolfe with away steps
     per factor driven by factorwise maximisation oracles, the multiplier step (13) after each pass.
     On pairwise multi-label (any graph; on a cyclic one the LP-relaxed problem): block-greedy coordinate

@@ -1,4 +1,4 @@
-"""The kernels' thread team (_kernels/team.pyx, started by ssvmlinear.parallel.KernelTeam)."""
+"""The kernels' thread team (_kernels/core/team.pyx, started by ssvmlinear.parallel.KernelTeam)."""
 import joblib
 import numpy as np
 import pytest

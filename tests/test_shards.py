@@ -1,20 +1,15 @@
 """Shards: a structure over a range of examples (subset) answers exactly as the whole structure on
-those examples; shards pickle, run in other processes (joblib's loky backend) and their outputs,
-added in shard order, equal the in-process results bit for bit."""
+those examples, also after pickling (as the cluster's workers receive it)."""
 import pickle
 
 import numpy as np
 import pytest
-from joblib import parallel_config
 
 from ssvmlinear._kernels.chain import ChainStructure
-from ssvmlinear._kernels.cuttingplane import OneSlackOracle
 from ssvmlinear._kernels.dataset import CSRDataset
 from ssvmlinear._kernels.multiclass import MulticlassStructure
 from ssvmlinear._kernels.multilabel import (MultiLabelStructure, PairwiseMultiLabelStructure,
                                             RelaxedPairwiseMultiLabelStructure)
-from ssvmlinear.parallel import (CuttingPlaneShard, PredictShard, predict_structure, reduce_in_order,
-                                 run_shards, shard_bounds)
 
 from test_multilabel import random_multilabel
 
@@ -58,35 +53,3 @@ def test_subset_answers_as_the_whole_structure(name):
         np.testing.assert_array_equal(w1, w2)
     with pytest.raises(ValueError, match="outside"):
         st.X.rows(0, st.X.n_rows + 1)
-
-
-@pytest.mark.parametrize("name, lse", [("chain", False), ("pairwise", False), ("multiclass", True),
-                                       ("relaxed", True)])
-def test_cutting_plane_shards_in_processes_equal_the_in_process_constraint(name, lse):
-    st = structures()[name]
-    rng = np.random.default_rng(7)
-    Cs = rng.uniform(0.5, 2.0, st.n_examples)
-    bounds = shard_bounds(st.n_examples, 4)
-    local = OneSlackOracle(st, Cs, lse, 3, False, bounds)
-    shards = [CuttingPlaneShard(st, bounds[k], bounds[k + 1], Cs, lse, 3) for k in range(len(bounds) - 1)]
-    a = np.zeros(st.n_weights)
-    with parallel_config(backend="loky", n_jobs=2):
-        for it in range(4):
-            w = rng.standard_normal(st.n_weights)
-            use_oracle = it != 2           # a type-II pass over the caches the workers kept
-            local.run_pass(w, use_oracle, it == 0)
-            b, hsum, calls = local.collect(a)
-            got = reduce_in_order(run_shards(shards, w, use_oracle, it == 0))
-            np.testing.assert_array_equal(got[0], a)
-            assert got[1:] == (b, hsum, calls)
-    np.testing.assert_array_equal(np.concatenate([s.cache_sizes() for s in shards]), local.cache_sizes())
-
-
-def test_prediction_shards_in_processes():
-    st = structures()["chain"]
-    w = np.random.default_rng(2).standard_normal(st.n_weights)
-    bounds = shard_bounds(st.n_examples, 3)
-    shards = [PredictShard(st, bounds[k], bounds[k + 1]) for k in range(3)]
-    with parallel_config(backend="loky", n_jobs=2):
-        out = run_shards(shards, w)
-    np.testing.assert_array_equal(np.concatenate(out), predict_structure(st, w))
