@@ -82,8 +82,8 @@ class Hierarchy:
             raise ValueError(f"{source}: the hierarchy has no root (every node has a parent): "
                              f"{self._cycle_text(ids, p, c, n)}")
         if len(roots) > 1:       # one implicit root above them
-            if np.any(ids == -1):
-                raise ValueError(f"{source}: node id -1 names the implicit root above the hierarchy's "
+            for e in np.flatnonzero((parents == -1) | (children == -1))[:1]:
+                raise ValueError(f"{where(e)}: node id -1 names the implicit root above the hierarchy's "
                                  f"{len(roots)} roots; use another id")
             p = np.concatenate([p, np.full(len(roots), n)])
             c = np.concatenate([c, roots])

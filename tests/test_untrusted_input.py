@@ -138,7 +138,7 @@ def test_hierarchy_ids_are_ascii_64_bit_integers(tmp_path):
     for text, message in [("1 2\n1 99999999999999999999\n", ":2: node id '99999999999999999999' is not an integer of the 64-bit range"),
                           ("1 2\n1 1_0\n", ":2: node id '1_0' is not an integer"),
                           ("1 2\n1 \u0661\n", ":2: node id"),
-                          ("-1 2\n5 6\n", "node id -1 names the implicit root")]:
+                          ("-1 2\n5 6\n", ":1: node id -1 names the implicit root")]:
         f = tmp_path / "h.txt"
         f.write_text(text, encoding="utf-8")
         with pytest.raises(ValueError, match=message) as info:
