@@ -35,7 +35,7 @@ import numpy as np
 from ssvmlinear import ChainSSVM, load_svmlight_file
 from ssvmlinear.exceptions import ConvergenceWarning
 from ssvmlinear.solvers import fit_cutting_plane, fit_sdcd
-from ssvmlinear.utils import check_csr
+from ssvmlinear.validation import check_csr
 from ssvmlinear._kernels.chain import ChainStructure
 from ssvmlinear._kernels.dataset import CSRDataset
 

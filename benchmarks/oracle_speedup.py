@@ -4,7 +4,7 @@ from pathlib import Path
 import time, numpy as np
 from joblib import Parallel, delayed
 from ssvmlinear import load_svmlight_file
-from ssvmlinear.utils import check_csr
+from ssvmlinear.validation import check_csr
 from ssvmlinear._kernels.dataset import CSRDataset
 from ssvmlinear._kernels.chain import ChainStructure
 from ssvmlinear._kernels.cuttingplane import OneSlackOracle

@@ -42,13 +42,23 @@ else:
     from .exceptions import ConvergenceWarning
     from .io import load_svmlight_file, dump_svmlight_file
     from .model_io import save_model, load_model
-    from .multiclass import MulticlassSSVM
-    from .chain import ChainSSVM
-    from .multilabel import MultiLabelSSVM
-    from .hierarchical import HierarchicalSSVM
     from .hierarchy import Hierarchy, read_hierarchy
     from . import metrics
     from .metrics import subset_accuracy, hamming_loss, micro_f1, macro_f1, example_accuracy
+
+    # The estimators (and scikit-learn under them) load on first use: `import ssvmlinear` and the
+    # command lines stay quick.
+    _ESTIMATORS = {"MulticlassSSVM": ".multiclass", "ChainSSVM": ".chain", "MultiLabelSSVM": ".multilabel",
+                   "HierarchicalSSVM": ".hierarchical"}
+
+    def __getattr__(name):
+        if name in _ESTIMATORS:
+            import importlib
+            return getattr(importlib.import_module(_ESTIMATORS[name], __name__), name)
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+    def __dir__():
+        return sorted(list(globals()) + list(_ESTIMATORS))
 
     __version__ = "0.1.0"
     __all__ = ["MulticlassSSVM", "ChainSSVM", "MultiLabelSSVM", "HierarchicalSSVM", "Hierarchy", "read_hierarchy",

@@ -8,7 +8,7 @@ from sklearn.utils.validation import _check_sample_weight
 from .base import StructuredSSVM, COMMON_CONSTRAINTS
 from .registry import SOLVERS
 from .parallel import predict_structure
-from .utils import check_csr, check_class_labels
+from .validation import check_csr, check_class_labels
 from ._kernels.dataset import CSRDataset
 from ._kernels.chain import ChainStructure
 

@@ -11,7 +11,7 @@ from .hierarchy import Hierarchy, as_hierarchy, hierarchy_structure, multilabel_
 from .parallel import predict_structure
 from .registry import SOLVERS
 from .io import parse_int64_pairs, parse_finite_floats
-from .utils import check_csr
+from .validation import check_csr
 from ._kernels.dataset import CSRDataset
 
 MODELS = ("nhsvm", "hsvm", "flat", "shared")

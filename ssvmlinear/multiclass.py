@@ -7,7 +7,8 @@ from sklearn.utils.validation import _check_sample_weight
 
 from .base import StructuredSSVM, COMMON_CONSTRAINTS
 from .registry import SOLVERS
-from .utils import check_csr, check_class_labels, class_weight_vector
+from .utils import class_weight_vector
+from .validation import check_csr, check_class_labels
 from ._kernels.dataset import CSRDataset
 from ._kernels.multiclass import MulticlassStructure
 

@@ -15,7 +15,7 @@ from .registry import SOLVERS
 from .multiclass import MulticlassSSVM
 from .metrics import example_accuracy
 from .io import read_int_pairs, parse_int64_pairs
-from .utils import check_csr, check_class_labels
+from .validation import check_csr, check_class_labels
 from ._kernels.dataset import CSRDataset
 from ._kernels.multilabel import (MultiLabelStructure, PairwiseMultiLabelStructure, RelaxedPairwiseMultiLabelStructure,
                                   check_pairs, forest_of)

@@ -7,19 +7,22 @@ import numbers
 from dataclasses import dataclass, field
 from typing import Callable
 
-from sklearn.utils._param_validation import Interval, StrOptions
 
 SEARCHES = ("none", "exact", "binary", "bisecting", "angular", "hull", "hull-integral")
 
 
 # ------------------------------------------------------------------------------------ solvers
 
+# the kinds of a solver's own parameters (solver_constraints turns them into scikit-learn's)
+_AT_LEAST_ONE = "integer >= 1"
+_POSITIVE = "real > 0"
+
 @dataclass(frozen=True)
 class SolverSpec:
     """name: the estimators' `solver=`; cli: ((-s number, loss, usage line), ...), the loss being
     the one that -s number trains (None: any surrogate given by -l); default_for: the losses for
     which this solver is the default when `solver=None`; default_tol: the tol of its own stopping
-    rule; accepts: loss name -> an error message or None; run: see _run_sdm; constraints: the solver's own parameters (scikit-learn's language),
+    rule; accepts: loss name -> an error message or None; run: see _run_sdm; constraints: the solver's own parameters and their kinds,
     every estimator takes them; searches: whether `search=` applies (and -S, with -l)."""
     name: str
     cli: tuple
@@ -97,8 +100,7 @@ def _run_pegasos(est, structure, Cs, args, kw, gap_tol, primal):
 SOLVERS = {s.name: s for s in (
     SolverSpec("sdm", cli=((0, "margin", "sequential dual method, margin rescaling (SDM)"),),
                default_for=("margin",), default_tol=0.1, accepts=_only("margin"), run=_run_sdm,
-               constraints={"oracle_batch": [Interval(numbers.Integral, 1, None, closed="left")],
-                            "shards": [Interval(numbers.Integral, 1, None, closed="left")]},
+               constraints={"oracle_batch": _AT_LEAST_ONE, "shards": _AT_LEAST_ONE},
                cli_options={"b": "oracle_batch", "P": "shards"}),
     SolverSpec("sdcd", cli=((1, "lse", "sequential dual coordinate descent, linear summed error (LSE-SDCD)"),),
                default_for=("lse",), default_tol=1e-4, accepts=_only("lse"), run=_run_sdcd),
@@ -112,15 +114,12 @@ SOLVERS = {s.name: s for s in (
     SolverSpec("gdmm", cli=((6, "margin", "GDMM with factorwise oracles, margin rescaling (chains; -F for the\n"
                                           "\t      sublinear oracles)"),),
                default_for=(), default_tol=0.01, accepts=_only("margin"), run=_run_gdmm, cli_options={"F": "fmo_subsets"},
-               constraints={"gdmm_rho": [Interval(numbers.Real, 0, None, closed="neither")],
-                            "gdmm_eta": [Interval(numbers.Real, 0, None, closed="neither")],
-                            "fmo_subsets": [Interval(numbers.Integral, 1, None, closed="left")]}),
+               constraints={"gdmm_rho": _POSITIVE, "gdmm_eta": _POSITIVE, "fmo_subsets": _AT_LEAST_ONE}),
     SolverSpec("pegasos", cli=((4, None, "Pegasos SGD, any surrogate (-l) and search (-S)"),),
                default_for=("*",), default_tol=1e-3, searches=True, run=_run_pegasos,
                cli_options={"b": "batch_size", "S": "search"},
                accepts=lambda loss: _surrogate_problem(loss, convex_only=False),
-               constraints={"batch_size": [Interval(numbers.Integral, 1, None, closed="left")],
-                            "average": ["boolean"], "projection": ["boolean"]}),
+               constraints={"batch_size": _AT_LEAST_ONE, "average": "boolean", "projection": "boolean"}),
 )}
 
 # -s number -> (solver, loss it trains, or None for "any surrogate, -l")
@@ -155,10 +154,15 @@ def check_solver_loss(solver, loss, search, owner):
 
 
 def solver_constraints():
-    """Every solver's own parameters (each estimator takes all of them) and `search`."""
+    """Every solver's own parameters (each estimator takes all of them) and `search`, in
+    scikit-learn's constraint language (built here, so that the registry itself never imports
+    scikit-learn: the CLI and the model files read it)."""
+    from sklearn.utils._param_validation import Interval, StrOptions
+    kinds = {_AT_LEAST_ONE: [Interval(numbers.Integral, 1, None, closed="left")],
+             _POSITIVE: [Interval(numbers.Real, 0, None, closed="neither")], "boolean": ["boolean"]}
     out = {"search": [StrOptions(set(SEARCHES))]}
     for s in SOLVERS.values():
-        out.update(s.constraints)
+        out.update({name: kinds[kind] for name, kind in s.constraints.items()})
     return out
 
 

@@ -10,7 +10,7 @@ import scipy.sparse as sp
 from ssvmlinear import load_svmlight_file, load_model
 from ssvmlinear.cli import train_main
 from ssvmlinear.datacache import convert_main, load_ssvmdata, save_ssvmdata
-from ssvmlinear.utils import check_csr
+from ssvmlinear.validation import check_csr
 
 
 def mapped(a):

@@ -42,3 +42,21 @@ def test_unbuilt_source_tree_without_installed_copy_says_what_to_do(tmp_path):
     r = subprocess.run([sys.executable, "-S", "-c", "import ssvmlinear"], cwd=root, capture_output=True, text=True)
     assert r.returncode != 0
     assert "compiled kernels are missing" in r.stderr and "pip install" in r.stderr
+
+
+def test_package_and_command_lines_start_without_scikit_learn():
+    """`import ssvmlinear`, the usage texts, model files and the data readers load no scikit-learn
+    (the estimators load it on first use)."""
+    code = ("import contextlib, io, sys\n"
+            "import ssvmlinear\n"
+            "from ssvmlinear.cli import train_main, predict_main\n"
+            "from ssvmlinear.datacache import convert_main\n"
+            "import ssvmlinear.model_io\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            "    assert train_main([]) == 1 and predict_main([]) == 1 and convert_main([]) == 1\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] == 'sklearn'))\n"
+            "ssvmlinear.MulticlassSSVM\n"
+            "print('sklearn' in sys.modules)\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split("\n")[:2] == ["[]", "True"]
