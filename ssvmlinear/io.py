@@ -428,7 +428,7 @@ def _sequence_lengths(name, qid, lines):
 # Numbers in our text files: ASCII digits only (int() and float() also take '1_0', other
 # scripts' digits, 'Infinity' and 'nan')
 _INT_TOKEN = re.compile(r"[+-]?[0-9]+")
-_FLOAT_TOKEN = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+_FLOAT_TOKEN = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")   # unambiguous: linear time
 
 
 def parse_int64(text):

@@ -34,8 +34,9 @@ FORMAT_VERSION = 2
 READABLE_VERSIONS = ("1", "2")
 
 
-# A line of weights: decimal numbers only (as %.17g writes them; no 'inf', 'nan', '1_0')
-_NUMBERS = re.compile(r"\s*(?:[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\s*)*")
+# A line of weights: decimal numbers only (as %.17g writes them; no 'inf', 'nan', '1_0'), each
+# ended by a space or the line's end; unambiguous, so that matching a line takes linear time
+_NUMBERS = re.compile(r"\s*(?:[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?(?=\s|$)\s*)*")
 
 
 def _parse_bool(text):
@@ -132,7 +133,7 @@ class _Lines:
         try:
             return raw.decode("utf-8").rstrip("\r\n")
         except UnicodeDecodeError:
-            raise ValueError(f"{self.path}: not a model file (binary content)") from None
+            raise ValueError(f"{self.path}:{self.lineno}: not a model file (binary content)") from None
 
     def need(self, n_rows, n_cols, name, leading_index=False):
         """Fail unless the unread bytes can hold n_rows lines of n_cols numbers, each line after a

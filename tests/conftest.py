@@ -23,3 +23,9 @@ def ocr_letters():
     X, y, lengths = load_svmlight_file(DATA / "ocr_letters.svm.gz", n_features=128)
     folds = np.loadtxt(DATA / "ocr_letters.folds", dtype=np.int64)
     return X, y, np.repeat(folds, lengths)
+
+
+def pytest_addoption(parser):
+    parser.addoption("--fuzz-long", action="store_true", default=False,
+                     help="test_fuzz.py: 20000 fuzzed inputs per entry point (10^5 in all) instead of the "
+                          "fast default subset (SSVM_FUZZ_N=N sets the number per entry point)")
