@@ -1,31 +1,14 @@
 """Training past one machine: fixed shards of examples kept on the workers of a Dask cluster.
 
-The switch is joblib's: with a `distributed.Client` connected and
-`joblib.parallel_config(backend="dask")` active, `fit` runs its solver's passes on the cluster
-(`active_client()` finds the client; without one nothing changes):
-
-- each shard (a fixed range of examples, parallel.shard_bounds) becomes one Dask actor on a
-  worker, created once per fit with its data (scattered to that worker) and the solver state it
-  keeps between iterations (label caches, dual variables); afterwards only weight vectors travel;
-- the one-slack cutting plane (margin, LSE and the bi-criteria surrogates): every iteration sends
-  w to every worker (n_weights x 8 bytes each), each shard runs its oracle pass over the cutting
-  plane's own chunks, and the constraint is summed by visiting the shards in order with the running
-  sum (add_chunks: the in-process sum's exact sequence of additions), so the model equals the
-  single-process one bit for bit for any number of shards;
-- SDM and LSE-SDCD run CoCoA+ (Ma et al. 2015, adding with sigma' = number of shards): each round
-  sends w (in chunks written into each shard solver's own weights: send_weights), each shard runs
-  local passes of our own solver on its examples' dual variables from there, with the Gram matrix
-  and the updates of w scaled by sigma', and returns its
-  local iterate, from which the client takes the changes and adds them in shard order. The fit
-  stops on the solver's own rule and, by default, a relative duality gap of GAP_TOL, measured
-  (each shard's slack sum at w and its dual linear term: an oracle per example) when the rule
-  fires or every GAP_CHECK_EVERY rounds, as in one process;
-- prediction sends the shards and w once and gathers the labels.
-
-Data parsed on the workers: load_svmlight_shards(client, path, n_shards) -> ShardedData (each
-worker parses its byte range and keeps its CSR; nothing but sizes and classes reach the client);
-MulticlassSSVM's, ChainSSVM's and MultiLabelSSVM's fit and predict take it. GDMM (chains,
-pairwise multi-label) runs CoCoA+ too. Not yet: warm starts kept on the cluster.
+With a `distributed.Client` connected and `joblib.parallel_config(backend="dask")` active, `fit`
+runs its solver's passes on the cluster (`active_client()`; without one nothing changes). Each
+shard (parallel.shard_bounds) is one Dask actor holding its data and solver state for the length
+of a fit; afterwards only weight vectors travel. The one-slack cutting plane sums the shards'
+chunks in order, so its model equals the single-process one bit for bit; SDM, LSE-SDCD and GDMM
+run CoCoA+ (Ma et al. 2015, adding, sigma' = number of shards) with the single-process stopping
+rules (fit_cocoa); prediction sends the shards and w once. load_svmlight_shards parses (or maps)
+the data on the workers into ShardedData, which the estimators' fit and predict take. Warm starts
+are not kept on the cluster.
 """
 import os
 import time
@@ -265,7 +248,7 @@ class DualShard:
         elif method == "gdmm":
             from ._kernels.chain import ChainStructure
             from ._kernels.gdmm import ChainGDMM, PairwiseGDMM
-            from ._kernels.multilabel import PairwiseMultiLabelStructure
+            from ._kernels.pairwise_multilabel import PairwiseMultiLabelStructure
             rho, eta, nu = gdmm
             if isinstance(structure, ChainStructure):
                 self.solver = ChainGDMM(structure, Cs, rho=float(rho), eta=float(eta), fmo_subsets=int(nu),

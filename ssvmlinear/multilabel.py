@@ -17,8 +17,9 @@ from .metrics import example_accuracy
 from .io import read_int_pairs, parse_int64_pairs
 from .validation import check_csr, check_class_labels
 from ._kernels.dataset import CSRDataset
-from ._kernels.multilabel import (MultiLabelStructure, PairwiseMultiLabelStructure, RelaxedPairwiseMultiLabelStructure,
-                                  check_pairs, forest_of)
+from ._kernels.multilabel import MultiLabelStructure
+from ._kernels.pairwise_multilabel import PairwiseMultiLabelStructure, check_pairs, forest_of
+from ._kernels.relaxed_multilabel import RelaxedPairwiseMultiLabelStructure
 
 
 # The dtypes a dense Y may have (a model file's "output" names the one predict returns)
@@ -368,7 +369,7 @@ class PairwiseLP:
     def __call__(self, c):
         from scipy.optimize import linprog
         if self.method == "maxflow":
-            from ._kernels.multilabel import maxflow_lp
+            from ._kernels.maxflow import maxflow_lp
             return maxflow_lp(c, self.K, self.edges)
         res = linprog(-np.asarray(c, dtype=np.float64), A_ub=self.A, b_ub=self.b, bounds=(0, 1), method="highs")
         if res.status != 0:

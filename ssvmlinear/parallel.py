@@ -3,14 +3,13 @@ parallel primitive (SDM's oracle blocks, the cutting plane's chunks, Pegasos' mi
 objective, prediction), and the fixed shards of examples it shares (and the cluster's workers
 hold: distributed.py).
 
-A phase such as the cutting plane's oracle pass takes tens of milliseconds and repeats hundreds of
-times (Pegasos' mini-batches: microseconds, thousands of times), so its threads must not be
-started per phase: KernelTeam starts the team's n_threads - 1 helpers once per fit, through
-joblib (`require="sharedmem"`, so a thread backend configured with `joblib.parallel_config` is
-used as configured; process and cluster backends are replaced by threads, which the shared
-buffers need). Between jobs the helpers spin briefly, then sleep in the kernel; a job never takes
-the GIL. Work is split into fixed shards whose results are combined in shard order, so results
-do not depend on the number of threads.
+The phases are short and repeat many times (the cutting plane's oracle passes; Pegasos'
+mini-batches most of all), so their threads must not be started per phase: KernelTeam starts the
+team's n_threads - 1 helpers once per fit, through joblib (`require="sharedmem"`, so a thread
+backend configured with `joblib.parallel_config` is used as configured; process and cluster
+backends are replaced by threads, which the shared buffers need). Between jobs the helpers spin
+briefly, then sleep in the kernel; a job never takes the GIL. Work is split into fixed shards
+whose results are combined in shard order, so results do not depend on the number of threads.
 """
 import threading
 

@@ -19,21 +19,14 @@ from ._kernels.sdcd import SDCDSolver
 # Type-II passes (working sets only) allowed between two type-I (oracle) passes.
 MAX_TYPE2_PASSES = 10
 # A type-II pass is followed by another only if it raised the dual by at least TYPE2_GAIN times
-# what the type-I pass did: their gains fall fast (planted multiclass: 0.42, 0.22, 0.13, ... of the
-# oracle pass's) while each costs a fixed 0.1-0.3 of a type-I pass (measured: OCR letters 0.11,
-# OCR chains 0.14, planted multiclass 0.29, where w does not fit in cache). Cost to a target in
-# type-I passes + that fraction of the type-II passes (means over 3 seeds; the target: LIBLINEAR
-# -s 4's objective, for chains the dual within 1e-3 of the optimum), with
-# TYPE2_GAIN 0 / 0.15 / 0.2 / 0.3: planted 200k (tol 0.05) 7.8 / 5.7 / 5.7 / 6.5 or never (its rule
-# stops first); OCR letters C = 0.1 30.4 / 27.3 / 27.1 / 27.0; OCR chains C = 0.1 to 1e-3 of the
-# optimum 30.6 / 28.3 / 27.5 / 26.7. At C = 1 it rarely fires (the type-II gains stay large).
-# A gain, not a time: results stay deterministic.
+# what the type-I pass did: their gains fall fast while each costs a fixed fraction of a type-I pass
+# (benchmarks/planted_vs_liblinear.py, benchmarks/ocr_chain.py). A gain, not a time: results stay
+# deterministic.
 TYPE2_GAIN = 0.2
 # SDM on a memory-mapped data set (ssvm-convert's cache): passes visit shuffled blocks of this many
 # consecutive examples, shuffled within each block, and read the next block ahead while visiting
-# one, so a pass reads the file in long runs instead of a page per example (4096 rows of 50
-# nonzeros: 3.5 MB of CSR). Planted 2e6 x 1e6 in a 640 MB cgroup (CSR 1152 MB): 57 s, 104 s
-# without the read-ahead, 43-57 s from memory.
+# one, so a pass reads the file in long runs instead of a page per example
+# (benchmarks/cluster.py --mmap-limit-mb).
 MMAP_VISIT_BLOCK = 4096
 
 
@@ -113,17 +106,15 @@ class FitResult:
 
 # Accelerated SDM (Catalyst: Lin, Mairal & Harchaoui 2015, the strongly convex case with mu = 1)
 # at large C: SDM's passes are block-coordinate steps whose progress shrinks as C R^2 grows (R^2:
-# an example's squared feature norm; OCR chains at C = 10 need ~3000 passes to a 1 % gap, every pass
-# continuing the last one's direction: the best step along a pass's change is ~6x the pass's own).
-# Catalyst runs SDM on the better conditioned problems
+# an example's squared feature norm). Catalyst runs SDM on the better conditioned problems
 #     min_w 1/2 |w|^2 + kappa/2 |w - c_k|^2 + sum_i C_i max_y [...],
 # i.e. SDM's dual with its Gram matrix and its updates of w scaled by 1 / (1 + kappa) (the
 # kernels' sigma) and w = (v + kappa c_k) / (1 + kappa), v = sum alpha dphi, warm-started from the
 # previous alpha; the centres follow Nesterov's extrapolation c_k+1 = w_k + beta (w_k - w_k-1),
 # beta = (1 - sqrt(q)) / (1 + sqrt(q)), q = 1 / (1 + kappa). Every alpha is feasible for the
 # original dual, so the dual at v and the primal at w_k bound the optimum after each centre: the
-# fit stops on their relative gap. kappa makes C R^2 / (1 + kappa) = CATALYST_SCALE (calibrated
-# on OCR chains: 20 at C = 10, 1 at C = 1; plain SDM, kappa = 0, below).
+# fit stops on their relative gap. kappa makes C R^2 / (1 + kappa) = CATALYST_SCALE (below it,
+# kappa = 0: plain SDM); tuned on OCR chains at large C (benchmarks/large_c.py).
 CATALYST_SCALE = 100.0
 CATALYST_INNER = 0.5      # a centre's inner gap target, relative to the last centre's gap
 CATALYST_CYCLES = 4       # inner SDM outer iterations before SDM's inner tolerance is cut by 10
@@ -206,10 +197,10 @@ def fit_sdm(structure, Cs, tol, max_iter, seed, verbose=0, callback=None, estima
     examples are cut into S shards visited concurrently (n_jobs threads), each against its own copy
     of w, then combined by an exact line search along the sum of their changes (_kernels/solvers/sdm.pyx).
     Results depend on S but not on n_jobs; the optimum and the stopping rules are the plain
-    method's. It pays where visits are costly and the shards' changes add up (OCR chains: 2 shards
-    on 2 threads reach the plain method's dual within 1e-4 of the optimum in 0.67-0.71 of its time,
-    benchmarks/sdm_threads.py); on the sparse planted multiclass problem the shards' changes
-    overlap and the passes nearly double, so there oracle blocks are the better use of threads. oracle_seconds then sums the shards' oracle time.
+    method's. It pays where visits are costly and the shards' changes add up (OCR chains,
+    benchmarks/sdm_threads.py); where the shards' changes overlap, as on sparse multiclass
+    problems, the passes multiply and oracle blocks are the better use of threads
+    (benchmarks/planted_threads.py). oracle_seconds then sums the shards' oracle time.
     """
     from joblib import effective_n_jobs
 
@@ -710,7 +701,7 @@ def fit_pegasos(structure, Cs, tol, max_iter, seed, verbose=0, callback=None, es
     converged = interrupted = False
     train_seconds = 0.0
     # One team for the whole fit, its helpers sleeping in the kernel between mini-batches (a
-    # joblib call per mini-batch cost 10 ms of result polling each: 130x slower at -b 8 on OCR).
+    # joblib call per mini-batch would pay joblib's result polling every time).
     helpers = KernelTeam(solver.team)
     try:
         helpers.__enter__()
@@ -853,7 +844,7 @@ def fit_gdmm(structure, Cs, tol, max_iter, seed, verbose=0, callback=None, estim
                          estimator=estimator, gdmm=(rho, eta, fmo_subsets))
     from ._kernels.chain import ChainStructure
     from ._kernels.gdmm import ChainGDMM, PairwiseGDMM
-    from ._kernels.multilabel import PairwiseMultiLabelStructure
+    from ._kernels.pairwise_multilabel import PairwiseMultiLabelStructure
     solver = None
     if isinstance(structure, ChainStructure):
         solver = ChainGDMM(structure, Cs, rho=rho, eta=eta, fmo_subsets=fmo_subsets, sublinear=fmo_subsets > 1,

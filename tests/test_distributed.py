@@ -135,7 +135,7 @@ def test_cocoa_over_gdmm_on_pairwise_multilabel_reaches_the_single_process_optim
 def test_pairwise_gdmm_set_weights_writes_the_tables():
     from ssvmlinear._kernels.dataset import CSRDataset
     from ssvmlinear._kernels.gdmm import PairwiseGDMM
-    from ssvmlinear._kernels.multilabel import PairwiseMultiLabelStructure
+    from ssvmlinear._kernels.pairwise_multilabel import PairwiseMultiLabelStructure
     X, Y = random_multilabel(n=30, d=5, K=4, seed=24)
     edges = np.array([[0, 1], [1, 2], [1, 3]])
     st = PairwiseMultiLabelStructure(CSRDataset(X, -1.0), sp.csr_matrix(Y).astype(np.int32), edges, False)

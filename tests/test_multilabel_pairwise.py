@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from ssvmlinear._kernels.dataset import CSRDataset
-from ssvmlinear._kernels.multilabel import PairwiseMultiLabelStructure, forest_of
+from ssvmlinear._kernels.pairwise_multilabel import PairwiseMultiLabelStructure, forest_of
 
 from test_multilabel import random_multilabel, all_labels, dense_rows
 

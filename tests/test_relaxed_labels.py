@@ -10,7 +10,8 @@ import pytest
 
 from ssvmlinear._kernels.dataset import CSRDataset
 from ssvmlinear._kernels.factor import MARGINAL_ONE_VALUE
-from ssvmlinear._kernels.multilabel import PairwiseMultiLabelStructure, RelaxedPairwiseMultiLabelStructure
+from ssvmlinear._kernels.pairwise_multilabel import PairwiseMultiLabelStructure
+from ssvmlinear._kernels.relaxed_multilabel import RelaxedPairwiseMultiLabelStructure
 from ssvmlinear.solvers import fit_cutting_plane, fit_pegasos, fit_sdcd, fit_sdm
 
 from test_multilabel import random_multilabel
@@ -140,7 +141,7 @@ def test_lp_oracle_on_the_full_graph(seed):
     """edges = all pairs: the LP relaxation over the local polytope bounds the best labelling
     (enumeration of all 2^K) and attains it when its answer is integral; its reported m and loss
     are those of the relaxed label it returns; the integer program is exact MAP."""
-    from ssvmlinear._kernels.multilabel import PairwiseMultiLabelStructure as PMS
+    from ssvmlinear._kernels.pairwise_multilabel import PairwiseMultiLabelStructure as PMS
     from ssvmlinear.multilabel import PairwiseLP
     from test_multilabel_pairwise import phi
     from test_multilabel import all_labels, dense_rows

@@ -8,8 +8,9 @@ import pytest
 from ssvmlinear._kernels.chain import ChainStructure
 from ssvmlinear._kernels.dataset import CSRDataset
 from ssvmlinear._kernels.multiclass import MulticlassStructure
-from ssvmlinear._kernels.multilabel import (MultiLabelStructure, PairwiseMultiLabelStructure,
-                                            RelaxedPairwiseMultiLabelStructure)
+from ssvmlinear._kernels.multilabel import MultiLabelStructure
+from ssvmlinear._kernels.pairwise_multilabel import PairwiseMultiLabelStructure
+from ssvmlinear._kernels.relaxed_multilabel import RelaxedPairwiseMultiLabelStructure
 
 from test_multilabel import random_multilabel
 

@@ -3,8 +3,8 @@
 
     min_beta  1/2 beta' H beta - b' beta     s.t.  beta >= 0,  sum(beta) = total
 
-solved by a primal active-set method (exact on the face it settles on; SMO alone took thousands
-of steps on the cutting plane's ill-conditioned Gram matrices), then polished and certified by
+solved by a primal active-set method (exact on the face it settles on; SMO alone converges slowly
+on the cutting plane's ill-conditioned Gram matrices), then polished and certified by
 SMO on the maximal violating pair (the same step as SDM's), warm-started from the beta passed in.
 The one-slack dual's `sum(beta) <= C` becomes an equality by a zero constraint (a = 0, b = 0)
 whose beta is the unused budget.

@@ -15,9 +15,9 @@ cdef extern from "threads_compat.h" nogil:
     void ssvm_cpu_relax()
 
 
-# Spin-loop hints a waiting thread tries before it sleeps on a condition variable: a job of a few
-# microseconds (a mini-batch of multiclass searches) would otherwise cost a futex wake-up, more
-# than the job. About 0.1 ms of spinning on current x86.
+# Spin-loop hints a waiting thread tries before it sleeps on a condition variable: a short job (a
+# mini-batch of multiclass searches) would otherwise cost a futex wake-up, more than the job
+# itself (benchmarks/sdm_threads.py).
 DEF SPINS = 4000
 
 

@@ -36,7 +36,7 @@ from ssvmlinear._kernels.team cimport ShardWork, Team
 cdef Py_ssize_t _own_lines(Py_ssize_t count, Py_ssize_t itemsize):
     """Row length (items) for a per-chunk buffer that threads write concurrently: at least
     `count` items and no 64-byte cache line shared with the next row whatever the base alignment
-    (false sharing made every oracle answer written to ybuf cost a cache-line transfer)."""
+    (false sharing would make every oracle answer written to ybuf cost a cache-line transfer)."""
     return ((max(count, 1) * itemsize + 127) // 64 * 64) // itemsize
 
 

@@ -1,43 +1,18 @@
 # cython: language_level=3
 # distutils: language = c++
-"""GDMM (Yen et al. 2016, Alg. 1) on sequence labeling: the structural SVM dual decomposed into
-factors -- one unigram factor per token (domain: K tags; inner-product factor x_t (x) e_y, plus the
-start/end weights at the ends) and one bigram factor per adjacent pair (domain: K^2 tag pairs;
-indicator factor, the shared transition table) -- linked by consistency constraints, solved by an
-augmented Lagrangian whose inner minimisation needs only factorwise maximisation oracles (FMOs).
+"""GDMM (Yen et al. 2016, Alg. 1): the structural SVM dual decomposed into factors, on chains
+(ChainGDMM: one unigram factor per token, one bigram factor per adjacent pair sharing the transition
+table) and on pairwise multi-label models (PairwiseGDMM). Each factor's dual (11) is
+alpha_f = C_i (e_{ybar_f} - q_f) with q_f in its domain's simplex; the consistency constraints (10),
+r_jf = M_jf q_f - q_j = 0 (the local polytope), enter the augmented Lagrangian (12), whose gradient
+in a block is -C_i times the factor's augmented score a_f (its score plus rho times the messages
+m_jf = lambda_jf - C_i r_jf). Blocks take Frank-Wolfe and away steps with exact line search (Alg. 2)
+driven by factorwise maximisation oracles (FMOs); after each pass the multipliers take step (13).
 
-Derivation (ours; the paper's appendices are not in our copy). Write each factor's dual (11) as
-alpha_f = C_i (e_{ybar_f} - q_f) with q_f in the simplex of the factor's domain; then
-    w(q) = sum_i C_i sum_f (phi_f(ybar_f) - sum_y q_f(y) phi_f(y)),
-    G(q) = 1/2 ||w(q)||^2 - sum_i C_i sum_t sum_y q_t(y) delta_t(y)    (= -(structural dual))
-and (10)'s constraint M_jf alpha_f = alpha_j becomes r_jf := M_jf q_f - q_j = 0 (marginals of a
-pair's q equal its tokens' q: the local polytope, exact on a chain). The augmented Lagrangian (12)
-with messages m_jf = lambda_jf - C_i r_jf is
-    L(q, lambda) = G(q) + rho/2 sum_{jf} (||m_jf||^2 - ||lambda_jf||^2),
-and its gradient in a block is -C_i times the "augmented score" a_f:
-    unigram t:  a_t(y)     = x_t . w_y [+ start/end] + delta_t(y) - rho sum_{f ni t} m_tf(y)
-    bigram (t,t+1): a(y,y') = W_trans[y, y'] + rho (m_{t,f}(y) + m_{t+1,f}(y')).
-A Frank-Wolfe vertex is the FMO argmax_y a_f(y) (15); the away vertex the active label of smallest
-a_f (16); the step along d is exact (L is quadratic along d): gamma = C_i a.d / curv, clipped to
-[0, 1] (FW) or [0, q(v)/(1 - q(v))] (away), with curvature C_i^2 (kappa ||d||^2 + rho sum_j
-||M_jf d||^2), kappa = ||x_t||^2 [+1 per end] for a unigram and 1 for a bigram. Steps repeat on a
-factor until one is not a drop step (Alg. 2, block-coordinate as the paper's implementation).
-After each pass over all factors, (13): lambda_jf <- lambda_jf - eta C_i r_jf.
-
-FMOs. Exact: all K tags of a token (one sparse K-wide product, as Viterbi's unary scores) and all
-K^2 pairs of a bigram. Sublinear (fmo_subsets = nu > 1):
-  * unigram, (21): the tags split into nu contiguous blocks, one drawn per call; the labels where
-    the token's messages are non-zero (its active labels and its neighbours') are always scored,
-    so labels once found stay found;
-  * bigram, sect. 3.2 (i)-(iv): the messages of a pair are non-zero only on the supports S_L, S_R
-    of its two tokens' active sets; the transition table is kept in ordered multimaps (per row,
-    per column, whole table; C++ std::set) over the entries that were ever changed -- the rest
-    are 0, since w starts at 0 and a step changes only the entries in the factor's active set --
-    and the search compares (iv) S_L x S_R explicitly, (ii)/(iii) the best entry of each support
-    row/column outside the other support, (i) the best entry outside both: O(|S_L||S_R| +
-    log) per pair, not O(K^2). The maps are updated with every changed entry (O(log) each).
-The per-pass cost then has no O(K) or O(K^2) term per token once active sets settle (the sampled
-block is K/nu tags).
+FMOs: exact (all K tags of a token, all K^2 pairs of a bigram) or sublinear (fmo_subsets = nu > 1):
+a token scores one of nu blocks of tags plus the labels where its messages are non-zero (21); a pair
+searches ordered multimaps (C++ std::set) of the transition entries ever changed (sect. 3.2
+(i)-(iv)): O(|S_L||S_R| + log) per pair instead of O(K^2).
 """
 import numpy as np
 
@@ -913,7 +888,7 @@ cdef struct Example:
     PairRec *pairs
 
 
-from ssvmlinear._kernels.multilabel cimport PairwiseMultiLabelStructure
+from ssvmlinear._kernels.pairwise_multilabel cimport PairwiseMultiLabelStructure
 
 
 cdef class PairwiseGDMM:

@@ -11,10 +11,9 @@ visit are kept exact through the cached Gram matrix, and w is written once per v
 the same sequence of iterates as updating w after every step. Type-II visits skip the examples,
 and within an example the variables, found at a bound their gradient pushed against on the last
 visit (shrinking, as in LIBLINEAR); type-I visits take every variable. A visit reports
-alphachange = sum of squared steps divided by C_i. (The paper compares the plain sum of squared
-steps with deltathresh = 1e-4; with C = 0.01 every step is then below the threshold and the
-method would stop after its first pass. Dividing by C keeps the paper's rule at C = 1 and makes
-it proportionally stricter for smaller C.)
+alphachange = sum of squared steps divided by C_i: the paper's deltathresh rule at C = 1, and
+proportionally stricter at smaller C, where the plain sum of squared steps would stop the method
+after its first pass.
 
 Alg. 2 adds only the loss-augmented argmax to V_i. When that label is already in V_i with
 alpha = C, a violating label outside V_i can never enter, and the method stops at the optimum of

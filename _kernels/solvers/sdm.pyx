@@ -1,68 +1,28 @@
 # cython: language_level=3
-"""Sequential dual method (SDM) for the n-slack margin-rescaling structural SVM dual.
+"""Sequential dual method (SDM) for the n-slack margin-rescaling structural SVM dual
 
     min_alpha  D(alpha) = 1/2 ||w(alpha)||^2 - sum_i sum_y alpha_i(y) Delta(y, y_i)
     s.t.       alpha_i(y) >= 0,  sum_y alpha_i(y) = C_i,   w = sum_i sum_y alpha_i(y) dphi_i(y),
 
-with dphi_i(y) = phi(x_i, y_i) - phi(x_i, y): the dual of
-    min_w 1/2 ||w||^2 + sum_i C_i max_y [Delta(y, y_i) + f(y) - f(y_i)].
+dphi_i(y) = phi(x_i, y_i) - phi(x_i, y) (Keerthi et al. 2008; Balamurugan et al. 2011). Each example
+keeps a working set V_i (labels.pxd); a visit runs SMO steps on the maximal violating pair of
+H_i(y) = Delta(y, y_i) - w . dphi_i(y) over V_i and updates w once (update_many). Type-I passes first
+add the loss-augmented oracle's label (and up to RUNNERS_UP violating runners-up) to V_i; type-II
+passes only re-optimise working sets of size >= 2; members with alpha = 0 that do not violate are
+dropped. KKT violation of example i: max_y H_i(y) - min_{alpha_i(y) > 0} H_i(y), zero at the optimum.
 
-Each example keeps a working set V_i (the label store of labels.pxd). A visit computes H_i(y) = Delta(y, y_i) -
-w . dphi_i(y) (minus the dual gradient) on V_i and runs SMO steps on the maximal violating pair
-(up = argmax H, down = argmin H over alpha > 0) until the pair's gap is tiny, updating H through the
-cached Gram matrix and w once at the end (one update_many: structures merge the terms). Type-I
-passes first call the loss-augmented oracle (lambda = 1) and add its label to V_i -- and, where the
-structure lists them from the oracle's own work (runners_up: multiclass), up to RUNNERS_UP next
-best labels that violate at the true label (H > 0); type-II passes only re-optimise working sets
-of size >= 2.
-Members with alpha = 0 that do not violate are dropped (shrinking); the oracle re-adds them when
-needed. KKT violation of example i: max_y H_i(y) - min_{alpha_i(y) > 0} H_i(y), zero at the
-optimum for every i (Keerthi et al. 2008; Balamurugan et al. 2011).
-
-Batched type-I passes (batch B > 1): the shuffled examples are taken in blocks of B. The oracles
-of a block are all asked at the weights of the block's start, each answer written to its slot of
-the block buffers (labels, m, Delta); then the block's visits run sequentially in block order as
-above, each adding its slot's label. The first example of a block sees the same w as the sequential
-method; later ones may get a label that was the most violating a few updates earlier. At a fixed
-point w does not change, so the optimum and the stopping rule are unchanged. B = 1 is the
-sequential method (oracle inline, bit-for-bit the unbatched code).
-
-Sharded passes (n_shards S > 1, the threads of chains and other costly structures): the shuffled
-examples are taken in rounds of S x shard_block; each round cuts them into S equal ranges, and each
-range (a shard) is visited by the sequential method above against its own copy of the round's
-starting weights -- the S shards concurrently, on whichever threads of the Team are free. Then the
-shards' changes are combined as one step of the dual along their sum Delta, from the exact line
-search in [0, 1] (the dual is quadratic along it): every alpha moves by the same fraction of its
-change, so the sums stay C_i and the dual never decreases; a shard's deferred shrinking applies to
-the members whose alpha ends at 0. Results depend on S, not on the number of threads. When the
-shards' changes add up well (nearly orthogonal), the step is 1 and a round does S shards' work in
-the time of one; when they overlap, the step is shorter (OCR chains, S = 2: 0.8-1.0; about 10 %
-more passes than the plain method to the same dual). A step below 1 leaves (1 - step) of every
-alpha a shard set to 0, so on problems where the shards overlap much (sparse multiclass) the KKT
-violations of type-II passes stall while the dual still rises; taking the full step whenever the
-exact one is >= 2/3 avoids that there but costs Catalyst's inner solves on chains many passes
-(OCR, C = 1: 506 instead of 319), so the step stays exact. At a fixed point nothing changes, so the
-optimum and the KKT stopping rule are the plain method's (the violations are measured at each
-shard's weights).
-
-Blocked passes (visit_block B > 0: data memory-mapped from ssvm-convert's cache): the pass's
-examples, listed in row order, are cut into blocks of B consecutive ones; each block is shuffled
-and the blocks are visited in a random order, and while one block is visited the next one's rows
-are read ahead (posix_madvise WILLNEED), so a pass reads the file in long runs that overlap the
-visits instead of one page fault per example. The optimum and the stopping rule are unchanged.
-
-Cache hints: the examples of a pass come in random order, so each visit's row of X and (type-I)
-the K-blocks of w it reads would be cache misses the visit waits for; before each visit the pass
-asks the cache for the rows of the visit 2a ahead and, in oracle passes, the weights of the visit a
-ahead (a = cache_ahead; Structure.cache_example; weights only when w is too large to stay in a
-core's cache), so the loads overlap the visits in between.
-Hints change no value. (Planted multiclass, w 40 MB: oracle passes ~20 % faster.)
-
-The oracles of a block only read w, so the solver's Team (team.pxd) shares them: its helper
-threads and the pass's own thread claim small ranges, each with its own work buffer, and the pass
-waits for all before the visits. Which thread computes an answer does not change it, so results
-are identical for any number of helpers (none: the pass's thread computes everything). The primal
-objective's oracle values are shared the same way and summed in example order.
+Pass variants, all with the plain method's optimum and stopping rule:
+- batched (batch B > 1): the oracles of a block of B shuffled examples are asked at the block's
+  starting weights, shared by the solver's Team, then the block's visits run in order (B = 1: the
+  sequential method, oracle inline);
+- sharded (n_shards S > 1): each round's examples are cut into S shards visited concurrently, each
+  against its own copy of w, then combined by the exact line search in [0, 1] along the sum of their
+  changes (every alpha moves by the same fraction, so it stays feasible); results depend on S only;
+- blocked (visit_block > 0, memory-mapped data): blocks of consecutive examples in random order, the
+  next block's rows read ahead (posix_madvise WILLNEED), so a pass reads the file in long runs.
+Cache hints ask for the rows and weights of visits ahead; they change no value. Which thread
+computes an oracle answer never changes it, and shared sums are taken in example order, so results
+do not depend on the number of threads.
 """
 import numpy as np
 
@@ -90,16 +50,14 @@ cdef inline double _now() noexcept nogil:
 
 # Type-I visits add the oracle's answer and up to this many of its runners-up that violate, where
 # the structure lists them from the oracle's own work (multiclass: its K scores): the working sets
-# grow faster at no extra oracle cost. Measured on the planted problem of benchmarks/planted.py
-# (K = 50), the type-I passes to LIBLINEAR's objective: 0 -> 7, 1 -> 5, 3 -> 4; but each member
-# costs every later visit, and on OCR letters (K = 26) 3 is slower than 1 at C = 0.1 and 1.
+# grow faster at no extra oracle cost, but each member costs every later visit
+# (benchmarks/planted_vs_liblinear.py, benchmarks/multiclass_vs_liblinear.py).
 RUNNERS_UP = 1
 
 # A sharded pass combines its shards every n_shards x shard_block visits, shard_block =
 # max(SHARD_BLOCK, n_weights / 8): a combination costs a few sweeps over w per shard, which this
-# keeps small beside the visits; more frequent combinations see fresher weights (OCR chains, C = 0.1,
-# passes to 1e-4 of the optimum with 2 shards: 272 at blocks of 64, 281 at 256, 294 at one
-# combination per pass; the plain method: 248).
+# keeps small beside the visits, while more frequent combinations see fresher weights
+# (benchmarks/sdm_threads.py).
 SHARD_BLOCK = 256
 
 # The primal's slack terms are summed per block of this many examples (in example order), then
@@ -107,11 +65,11 @@ SHARD_BLOCK = 256
 cdef enum:
     SLACK_BLOCK = 256
     # How many visits ahead the weights a visit reads are asked into the cache (its rows twice as
-    # far). Planted multiclass, 200k rows (w 40 MB): oracle passes 0.76 -> 0.62 s at 2; 1, 3 and 4
-    # were no better on this machine (noisy: +-10 %).
+    # far): early enough for the loads to overlap the visits in between
+    # (benchmarks/planted_vs_liblinear.py).
     CACHE_AHEAD = 2
-    # ... and only when w is larger than this (bytes): a smaller one stays in the core's cache
-    # (OCR letters, 26 KB: the weight hints were 6 % of the fit's instructions for nothing)
+    # ... and only when w is larger than this (bytes): a smaller one stays in the core's cache, where
+    # the hints would cost instructions for nothing (benchmarks/multiclass_vs_liblinear.py)
     HINT_WEIGHTS_BYTES = 1 << 20
 
 # kinds of shared work

@@ -15,7 +15,7 @@ cdef double NEG_INF = -1e300
 # Largest token-product cache prepare_gram() keeps (doubles; 32 MiB)
 cdef long long TOKEN_GRAM_LIMIT = 4 * 1024 * 1024
 # margins(): from this many labels on, the whole unary table and branch-free sums beat filling
-# in the pairs they need (instruction and branch-miss counts: CP caches vs SDM working sets on OCR)
+# in the pairs they need (the cutting plane's caches and SDM's working sets: benchmarks/ocr_chain.py)
 cdef int MARGINS_FULL_TABLE = 8
 
 

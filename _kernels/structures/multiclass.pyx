@@ -6,7 +6,8 @@ from ssvmlinear._kernels.dataset cimport (CSRDataset, Row, row_dot, row_axpy, ro
                                          row_entry, row_cache_blocks, ssvm_row_gather)
 from ssvmlinear._kernels.structure cimport Structure
 
-# margins of n of K labels read only their entries when n <= 4 or GATHER_FACTOR * (n + 1) <= K
+# margins of n of K labels read only their entries when n <= 4 or GATHER_FACTOR * (n + 1) <= K:
+# then one sweep over the row's entries beats the K-wide product (benchmarks/multiclass_vs_liblinear.py)
 cdef Py_ssize_t GATHER_FACTOR = 4
 # update_many merges the changes of up to this many labels into one sweep over the row
 DEF MAX_MERGED = 64
