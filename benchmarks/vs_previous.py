@@ -1,18 +1,18 @@
 """Speed against a previous release, measured interleaved in one run (a redesign must lose nothing).
 
-Builds --tag (default v0.1.0, the release before the factor-layer redesign) from this repository's
+Builds --tag (default v0.2.0, the last release) from this repository's
 git history into a temporary venv (`git archive` + `pip install`, the dependencies from the index
 pip is configured with), then fits the same problems with both versions in turn -- previous,
 current, previous, current ... -- each fit in a fresh subprocess, and prints medians of the train
 seconds (timed around fit(), not the imports), the objectives, peak RSS and current/previous ratios.
 
-Cases (the redesign issue's "no speed lost"):
+Cases (a redesign loses no speed):
   ocr-sdm      ChainSSVM on OCR folds 1-9 (data/ocr_letters_train.svm.gz), C = 0.1, SDM (-s 0)
   ocr-sdcd     the same with loss="lse", LSE-SDCD (-s 1)
   ocr-cp2      the same with the cutting plane (-s 2), n_jobs = 2
   planted-sdm  MulticlassSSVM, SDM, C = 0.1, no bias, on the seeded planted sparse problem of
                benchmarks/planted.py (n = 200,000, d = 100,000, K = 50, 40 nonzeros per row):
-               the multiclass benchmark of the LIBLINEAR comparison (issue 18's problem)
+               the multiclass benchmark of the LIBLINEAR comparison
 
     python benchmarks/vs_previous.py                       # all cases, 3 pairs each
     python benchmarks/vs_previous.py --cases ocr-sdm --reps 5
@@ -84,7 +84,7 @@ def run(python, case, planted):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--tag", default="v0.1.0")
+    ap.add_argument("--tag", default="v0.2.0")
     ap.add_argument("--cases", nargs="+", default=list(CASES), choices=CASES)
     ap.add_argument("--reps", type=int, default=3, help="pairs of runs per case")
     ap.add_argument("--previous-python", help="interpreter of an already built previous version")
