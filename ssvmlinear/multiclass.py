@@ -46,8 +46,9 @@ class MulticlassSSVM(ClassifierMixin, StructuredSSVM):
     Parameters
     ----------
     C : float > 0, regularisation trade-off (LIBLINEAR's scaling).
-    solver, loss : ("sdm", "margin") the sequential dual method on the margin-rescaling problem
-        above; ("sdcd", "lse") LSE-SDCD on the linear-summed-error problem
+    solver, loss : solver None (default) takes the loss's default solver, as in every estimator:
+        "sdm" for "margin", "sdcd" for "lse", "pegasos" for the other surrogates.
+        ("sdm", "margin") the sequential dual method on the margin-rescaling problem above; ("sdcd", "lse") LSE-SDCD on the linear-summed-error problem
         1/2 ||W||^2 + sum_i C_i sum_y max(0, Delta(y, y_i) + f(y) - f(y_i)) (the paper's multiclass
         setting of Balamurugan et al.).
     tol : float > 0 or None. Each solver's own rule: SDM stops after a pass over all examples in
@@ -120,11 +121,11 @@ class MulticlassSSVM(ClassifierMixin, StructuredSSVM):
 
     _parameter_constraints = {
         **COMMON_CONSTRAINTS,
-        "solver": [StrOptions(set(SOLVERS))],
+        "solver": [None, StrOptions(set(SOLVERS))],
         "class_weight": [None, StrOptions({"balanced"}), dict],
     }
 
-    def __init__(self, C=1.0, solver="sdm", loss="margin", tol=None, max_iter=1000, fit_intercept=True,
+    def __init__(self, C=1.0, solver=None, loss="margin", tol=None, max_iter=1000, fit_intercept=True,
                  intercept_scaling=1.0, class_weight=None, n_jobs=None, random_state=None, verbose=0,
                  warm_start=False, callback=None, search="hull", batch_size=1, average=True,
                  projection=False, oracle_batch=1, shards=1):
