@@ -9,7 +9,7 @@ import scipy.sparse as sp
 from .registry import SOLVERS, SOLVER_TYPES, STRUCTURES, structure_of, structure_for_file_kind
 from .datacache import load_data
 from .model_io import save_model, load_model, format_label
-from .utils import match_columns, write_atomic
+from .utils import match_columns, write_atomic, run_command
 
 SOLVER_LINES = "\n".join(f"\t {number} -- {text}" for s in SOLVERS.values() for number, _, text in s.cli)
 STRUCTURE_FLAGS = {flag for s in STRUCTURES.values() for flag in s.cli_options}
@@ -175,16 +175,9 @@ def _parse_options(argv, spec):
     return opts, argv[i:]
 
 
-INTERRUPTED = 130     # the shell's status for a process stopped by SIGINT
-
-
 def train_main(argv=None):
     """ssvm-train; returns the exit status (0, 1 on an error, 130 when interrupted)."""
-    try:
-        return _train(sys.argv[1:] if argv is None else argv)
-    except KeyboardInterrupt:
-        sys.stderr.write("ssvm-train: interrupted\n")
-        return INTERRUPTED
+    return run_command("ssvm-train", _train, argv)
 
 
 def _train(argv):
@@ -343,11 +336,7 @@ def _default_model_name(path):
 
 def predict_main(argv=None):
     """ssvm-predict; returns the exit status (0, 1 on an error, 130 when interrupted)."""
-    try:
-        return _predict(sys.argv[1:] if argv is None else argv)
-    except KeyboardInterrupt:
-        sys.stderr.write("ssvm-predict: interrupted\n")
-        return INTERRUPTED
+    return run_command("ssvm-predict", _predict, argv)
 
 
 def _predict(argv):

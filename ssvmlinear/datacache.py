@@ -19,7 +19,7 @@ import sys
 import numpy as np
 import scipy.sparse as sp
 
-from .utils import remove_stale_temporaries
+from .utils import remove_stale_temporaries, run_command
 
 FORMAT = 1
 SUFFIX = ".ssvmdata"
@@ -216,11 +216,7 @@ Feature indices are 1-based in the input.
 
 def convert_main(argv=None):
     """ssvm-convert; returns the exit status (0, 1 on an error, 130 when interrupted)."""
-    try:
-        return _convert(sys.argv[1:] if argv is None else argv)
-    except KeyboardInterrupt:
-        sys.stderr.write("ssvm-convert: interrupted\n")
-        return 130
+    return run_command("ssvm-convert", _convert, argv)
 
 
 def _convert(argv):

@@ -145,3 +145,17 @@ def check_memory(nbytes, what):
     avail = available_memory()
     if avail is not None and nbytes > avail:
         raise ValueError(f"{what} needs {nbytes / 2**30:.3g} GiB; {avail / 2**30:.3g} GiB are available")
+
+
+INTERRUPTED = 130     # the shell's exit status for a process stopped by SIGINT
+
+
+def run_command(name, main, argv):
+    """A command line's exit status: main(argv) (sys.argv[1:] when argv is None), or -- on Ctrl-C --
+    one line "{name}: interrupted" on stderr and INTERRUPTED."""
+    import sys
+    try:
+        return main(sys.argv[1:] if argv is None else argv)
+    except KeyboardInterrupt:
+        sys.stderr.write(f"{name}: interrupted\n")
+        return INTERRUPTED
