@@ -107,6 +107,14 @@ def save_model(estimator, path):
     classes = estimator.classes_
     if _label_type(classes) == "str" and any(not str(c) or any(ch.isspace() for ch in str(c)) for c in classes):
         raise ValueError("labels containing whitespace (or empty labels) cannot be written to a model file")
+    # nothing load_model would refuse: finite weights, bias and C
+    params = {p: getattr(estimator, p) for p in structure.model_params}
+    params.update(estimator._block_params())
+    arrays = [estimator.coef_, estimator.intercept_] + [np.asarray(getattr(estimator, name + "_"))
+                                                        for name, _, _ in structure.blocks(len(classes), params)]
+    if not all(np.all(np.isfinite(a)) for a in arrays) or not np.isfinite(estimator._bias) \
+            or not 0 < estimator.C < np.inf:
+        raise ValueError(f"{path}: the model's weights, bias or C are not finite; nothing written")
     write_atomic(path, _model_lines(estimator, structure))
 
 

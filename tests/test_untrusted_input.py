@@ -175,3 +175,13 @@ def test_model_whose_bias_row_overflows_is_refused(tmp_path):
     (tmp_path / "bad").write_text("\n".join(lines))
     with pytest.raises(ValueError, match=r":10: bias 1e\+300 times the bias row's weights overflows"):
         load_model(tmp_path / "bad")
+
+
+def test_save_model_writes_nothing_load_model_refuses(tmp_path):
+    rng = np.random.default_rng(1)
+    X = sp.random(30, 4, density=0.5, format="csr", random_state=1, data_rvs=rng.standard_normal)
+    est = MulticlassSSVM(max_iter=50).fit(X, np.arange(30) % 3)
+    est.coef_[0, 1] = np.nan
+    with pytest.raises(ValueError, match="not finite; nothing written"):
+        save_model(est, tmp_path / "m")
+    assert not (tmp_path / "m").exists()
