@@ -185,3 +185,36 @@ def test_save_model_writes_nothing_load_model_refuses(tmp_path):
     with pytest.raises(ValueError, match="not finite; nothing written"):
         save_model(est, tmp_path / "m")
     assert not (tmp_path / "m").exists()
+
+
+def test_full_disk_names_the_users_path(tmp_path, monkeypatch):
+    import errno
+
+    def no_space(fd):
+        raise OSError(errno.ENOSPC, "No space left on device")
+    monkeypatch.setattr(os, "fsync", no_space)
+    target = tmp_path / "m"
+    with pytest.raises(OSError) as info:
+        write_atomic(target, "model")
+    assert str(info.value) == f"{target}: cannot write (No space left on device)"
+    assert os.listdir(tmp_path) == []          # no temporary left behind
+
+
+def test_cluster_failure_is_one_line(monkeypatch):
+    distributed = pytest.importorskip("distributed")
+    from ssvmlinear.cli import cluster_backend
+
+    class FakeClient:
+        def __init__(self, address, timeout):
+            pass
+
+        def close(self):
+            pass
+    import contextlib
+    import joblib
+    monkeypatch.setattr(distributed, "Client", FakeClient)
+    monkeypatch.setattr(joblib, "parallel_config", lambda **kw: contextlib.nullcontext())
+    with pytest.raises(ValueError, match=r"^--scheduler tcp://h:8786: training on the cluster failed "
+                                         r"\(RuntimeError: a worker died\)$"):
+        with cluster_backend("tcp://h:8786"):
+            raise RuntimeError("a worker died\nits traceback")
