@@ -7,7 +7,7 @@ from sklearn.utils.validation import _check_sample_weight
 
 from .base import StructuredSSVM, COMMON_CONSTRAINTS
 from .registry import SOLVERS
-from .parallel import predict_structure
+from .distributed import decode_all
 from .validation import check_csr, check_class_labels
 from ._kernels.dataset import CSRDataset
 from ._kernels.chain import ChainStructure
@@ -218,12 +218,12 @@ class ChainSSVM(ClassifierMixin, StructuredSSVM):
                                         bool(self.start_end), bool(self.normalize_loss), w))
             return self.classes_[np.concatenate(idx)]
         st, _ = self._structure_for(X, lengths, sequence_ids, "predict")
-        return self.classes_[predict_structure(st, self._weight_vector(), self.n_jobs)]
+        return self.classes_[decode_all(st, self._weight_vector(), self.n_jobs)]
 
     def score(self, X, y, lengths=None, sample_weight=None, *, sequence_ids=None):
         """Token (letter) accuracy; sample_weight weighs sequences as in fit."""
         st, lengths = self._structure_for(X, lengths, sequence_ids, "score")
-        correct = self.classes_[predict_structure(st, self._weight_vector(), self.n_jobs)] == np.asarray(y)
+        correct = self.classes_[decode_all(st, self._weight_vector(), self.n_jobs)] == np.asarray(y)
         weights = None if sample_weight is None else np.repeat(
             sequence_weights(sample_weight, lengths, correct.shape[0]), lengths)
         return float(np.average(correct, weights=weights))
@@ -231,7 +231,7 @@ class ChainSSVM(ClassifierMixin, StructuredSSVM):
     def sequence_accuracy(self, X, y, lengths=None, *, sequence_ids=None):
         """Fraction of sequences predicted without a single mistake."""
         st, lengths = self._structure_for(X, lengths, sequence_ids, "sequence_accuracy")
-        wrong = self.classes_[predict_structure(st, self._weight_vector(), self.n_jobs)] != np.asarray(y)
+        wrong = self.classes_[decode_all(st, self._weight_vector(), self.n_jobs)] != np.asarray(y)
         starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
         return float(np.mean(np.add.reduceat(wrong, starts) == 0)) if len(lengths) else 1.0
 
@@ -255,4 +255,5 @@ def _n_weights(structure):
 def _shard_predict(part, classes, n_features, bias, start_end, normalize_loss, w):
     st = _shard_structure(dict(part, y=np.full(part["y"].shape[0], classes[0])), classes, n_features, bias,
                           start_end, normalize_loss)
+    from .parallel import predict_structure
     return predict_structure(st, w, 1)

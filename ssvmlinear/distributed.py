@@ -15,7 +15,7 @@ import time
 
 import numpy as np
 
-from .parallel import shard_bounds
+from .parallel import predict_structure, shard_bounds
 
 
 # ---------------------------------------------------------------------------- the switch
@@ -484,8 +484,16 @@ def fit_cocoa(client, structure, Cs, method, tol, max_iter, seed, verbose=0, gap
 # ---------------------------------------------------------------------------- prediction
 
 def _predict_part(structure, w):
-    from .parallel import predict_structure
     return predict_structure(structure, w, n_jobs=1)
+
+
+def decode_all(structure, w, n_jobs=None):
+    """Flat predicted label indices of every example of a compiled structure: on the workers of the
+    active Dask cluster when there is one (joblib's dask backend), else by n_jobs threads here."""
+    client = active_client()
+    if client is not None:
+        return predict_on_cluster(client, structure, w)
+    return predict_structure(structure, w, n_jobs)
 
 
 def predict_on_cluster(client, structure, w, n_shards=None):

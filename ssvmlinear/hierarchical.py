@@ -8,7 +8,7 @@ from sklearn.utils.validation import _check_sample_weight
 
 from .base import StructuredSSVM, COMMON_CONSTRAINTS
 from .hierarchy import Hierarchy, as_hierarchy, hierarchy_structure, multilabel_hierarchy_structure, node_alpha
-from .parallel import predict_structure
+from .distributed import decode_all
 from .registry import SOLVERS
 from .io import parse_int64_pairs, parse_finite_floats
 from .validation import check_csr
@@ -234,7 +234,7 @@ class HierarchicalSSVM(ClassifierMixin, StructuredSSVM):
             dummy = sp.csr_matrix((np.ones(X.shape[0], dtype=np.int32), (np.arange(X.shape[0]),
                                    np.zeros(X.shape[0], dtype=np.int64))), shape=(X.shape[0], self.hierarchy_.n_leaves))
             st = self._structure(X, dummy)
-            Z = predict_structure(st, self._w.ravel(), self.n_jobs).reshape(X.shape[0], -1)
+            Z = decode_all(st, self._w.ravel(), self.n_jobs).reshape(X.shape[0], -1)
             # node marginals in MARGINAL_ONE units; a fractional answer (the LP on a DAG) is
             # solved again as the integer program (6.22)
             from ._kernels.factor import MARGINAL_ONE_VALUE
@@ -248,7 +248,7 @@ class HierarchicalSSVM(ClassifierMixin, StructuredSSVM):
                     Z[row] = lp.integer(S[k]).astype(np.int32)
             return sp.csr_matrix(Z[:, self.hierarchy_.leaves])
         st = self._structure(X, np.zeros(X.shape[0], dtype=np.int32))
-        return self.classes_[predict_structure(st, self._w.ravel(), self.n_jobs)]
+        return self.classes_[decode_all(st, self._w.ravel(), self.n_jobs)]
 
     def predict_labels(self, X):
         """Multi-label: the predicted leaf sets as tuples of leaf ids."""

@@ -274,7 +274,7 @@ class MultiLabelSSVM(MultiOutputMixin, ClassifierMixin, StructuredSSVM):
         """The exact MAP labels of every row of X, (n_samples, K) 0/1: max-product on a forest;
         on any other graph the LP relaxation, then the integer program for the rows whose LP
         answer is fractional (their number is kept in n_fractional_predictions_, 0 on a forest)."""
-        from .parallel import predict_structure
+        from .distributed import decode_all
         from ._kernels.factor import MARGINAL_ONE_VALUE as Q
         self._check_fitted()
         X = check_csr(X, self, reset=False)
@@ -282,7 +282,7 @@ class MultiLabelSSVM(MultiOutputMixin, ClassifierMixin, StructuredSSVM):
         w = self._weight_vector()
         st_ = _structure(CSRDataset(X, self._bias), np.zeros((X.shape[0], K), dtype=np.int32), self.edges_,
                          bool(self.normalize_loss))
-        Z = predict_structure(st_, w, self.n_jobs).reshape(X.shape[0], -1)
+        Z = decode_all(st_, w, self.n_jobs).reshape(X.shape[0], -1)
         self.n_fractional_predictions_ = 0
         if not isinstance(st_, RelaxedPairwiseMultiLabelStructure):
             return Z

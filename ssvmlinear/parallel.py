@@ -54,14 +54,10 @@ class KernelTeam:
 
 def predict_structure(structure, w, n_jobs=None):
     """Flat predicted label indices of every example of a compiled structure (its oracle at
-    lambda = 0; examples shared by a kernel team of n_jobs threads, or by the workers of a Dask
-    cluster when joblib's dask backend is active)."""
+    lambda = 0), the examples shared by a kernel team of n_jobs threads in this process
+    (distributed.decode_all also uses a cluster's workers)."""
     from joblib import effective_n_jobs
     from ._kernels.team import Team
-    from .distributed import active_client, predict_on_cluster
-    client = active_client()
-    if client is not None:      # the examples' shards on a Dask cluster
-        return predict_on_cluster(client, structure, w)
     offsets = np.asarray(structure.label_offsets(), dtype=np.int64)
     out = np.zeros(int(offsets[-1]), dtype=np.int32)
     with KernelTeam(Team(max(1, min(effective_n_jobs(n_jobs), structure.n_examples)))) as team:
