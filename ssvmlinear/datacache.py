@@ -160,7 +160,9 @@ def load_ssvmdata(path, part=None, by_sequence=False):
         data, indices = data[s:e], indices[s:e]
         indptr = np.asarray(indptr[a:b + 1]) - indptr.dtype.type(s)
     in_range("indices", indices, d, "a column")
-    if data.shape[0] and not np.isfinite(data.sum()):   # (also when large values overflow the sum)
+    with np.errstate(all="ignore"):     # inf - inf, or large values overflowing the sum: look closer
+        suspect = data.shape[0] and not np.isfinite(data.sum())
+    if suspect:
         for s in range(0, data.shape[0], FINITE_CHUNK):
             bad = np.flatnonzero(~np.isfinite(data[s:s + FINITE_CHUNK]))
             if bad.size:

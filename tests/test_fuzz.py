@@ -171,14 +171,15 @@ def test_ssvmdata_indptr_rising_by_int32_wraparound_is_refused(tmp_path):
         f"return code {r.returncode}; stderr:\n{r.stderr[-3000:]}"
 
 
-@pytest.mark.parametrize("value", [np.nan, np.inf])
-def test_ssvmdata_non_finite_data_is_one_error_line(tmp_path, value):
+@pytest.mark.parametrize("values", [[np.nan], [np.inf], [np.inf, -np.inf]])
+def test_ssvmdata_non_finite_data_is_one_error_line(tmp_path, values):
     """Found by the fuzzer: a NaN in data.npy loads; ssvm-train's error is scikit-learn's
-    two-line message (svmlight files refuse non-finite values with file:line)."""
+    two-line message (svmlight files refuse non-finite values with file:line); inf and -inf
+    together once warned 'invalid value encountered in reduce' before the error."""
     folder, _ = _small_folder(tmp_path)
     f = os.path.join(folder, "data.npy")
     a = np.load(f)
-    a[0] = value
+    a[:len(values)] = values
     np.save(f, a)
     r = _train_in_subprocess(tmp_path, folder)
     assert r.returncode == 1, f"return code {r.returncode}; stderr:\n{r.stderr[-3000:]}"
