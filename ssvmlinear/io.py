@@ -448,11 +448,6 @@ def parse_finite_float(text):
     return v
 
 
-def parse_int64s(text):
-    """The whitespace-separated integers of `text` (parse_int64 each) as an int64 array."""
-    return np.array([parse_int64(t) for t in text.split()], dtype=np.int64)
-
-
 def parse_int64_pairs(text):
     """Whitespace-separated pairs "a:b" of integers (parse_int64 each) as an (E, 2) int64 array."""
     pairs = []

@@ -152,7 +152,7 @@ def lse_primal(st, Cs, w, labels_of):
 
 
 def _labels_of(structure_name, st, fit_args):
-    """Every label of example i, where this test can enumerate them (None elsewhere)."""
+    """Every label of example i."""
     import itertools
     if structure_name == "multiclass":
         K = len(np.unique(fit_args[1]))
@@ -160,10 +160,8 @@ def _labels_of(structure_name, st, fit_args):
     if structure_name == "chain":
         K = len(np.unique(fit_args[1]))
         return lambda i: [np.array(c) for c in itertools.product(range(K), repeat=st.py_true_label(i).shape[0])]
-    if structure_name == "multilabel":
-        K = fit_args[1].shape[1]
-        return lambda i: [np.array(c) for c in itertools.product(range(2), repeat=K)]
-    return None
+    K = fit_args[1].shape[1]     # multilabel
+    return lambda i: [np.array(c) for c in itertools.product(range(2), repeat=K)]
 
 
 # The primal's relative distance to the optimum each solver reaches on these problems: the dual
@@ -173,7 +171,12 @@ def _labels_of(structure_name, st, fit_args):
 REL_TOL = {"bcfw": 1e-4, "pegasos": 5e-3}
 MAX_ITER = {"pegasos": 3000}
 
-CASES = [(s, loss, name, seed) for s, loss in TRAINED for name in PROBLEMS for seed in (0, 1)]
+# LSE problems this test does not compare: HierarchicalSSVM has no exact_violators, so its LSE
+# solvers train on the violators the oracle finds, not on the full LSE problem
+LSE_NOT_FULL = {"hierarchy"}
+
+CASES = [(s, loss, name, seed) for s, loss in TRAINED for name in PROBLEMS for seed in (0, 1)
+         if not (loss == "lse" and name in LSE_NOT_FULL)]
 
 
 @pytest.mark.parametrize("solver, loss, structure_name, seed", CASES,
@@ -194,8 +197,6 @@ def test_solver_reaches_the_reference_optimum(solver, loss, structure_name, seed
     st, Cs, w = _captured_fit(est, problem["fit"])
     if loss == "lse":
         labels_of = _labels_of(structure_name, st, problem["fit"])
-        if labels_of is None:
-            pytest.skip("this test enumerates the LSE problem's labels for multiclass, chains and multilabel only")
         ours = lse_primal(st, Cs, w, labels_of)
         # the other LSE solver is the reference: both must reach the same optimum
         other = "cutting-plane" if solver == "sdcd" else "sdcd"
