@@ -3,10 +3,11 @@ import numbers
 
 import numpy as np
 from sklearn.base import BaseEstimator
-from sklearn.utils._param_validation import Interval
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from .registry import SOLVERS, solver_constraints, check_solver_loss, solver_for_loss
+from .registry import SOLVERS, check_solver_loss, make_solver
+from .solvers.solver import Solver
 
 # Problems whose bound on the dual's weights, |w| <= 2 max_i C_i sum_r (|x_r| + 1) (rows r, the +1
 # for unit features such as a chain's transitions), squares past this are refused before training:
@@ -14,10 +15,11 @@ from .registry import SOLVERS, solver_constraints, check_solver_loss, solver_for
 # value is headroom for task losses and sums over passes (tests/test_extreme_values.py).
 OBJECTIVE_LIMIT = 1e300
 
-# Parameters every estimator shares (each adds its own "solver" and structure options), in
-# scikit-learn's constraint language (checked by sklearn's _fit_context before every fit); every
-# solver's own parameters come from the registry.
+# Parameters every estimator shares (each adds its structure's options), in scikit-learn's
+# constraint language (checked by sklearn's _fit_context before every fit); a solver object checks
+# its own parameters (Solver.check_params).
 COMMON_CONSTRAINTS = {
+    "solver": [None, StrOptions(set(SOLVERS)), Solver],
     "C": [Interval(numbers.Real, 0, None, closed="neither")],
     "loss": [str],  # a surrogate name; the (solver, loss) pair is checked by _check_solver_loss
     "tol": [None, Interval(numbers.Real, 0, None, closed="neither")],
@@ -29,7 +31,6 @@ COMMON_CONSTRAINTS = {
     "verbose": ["verbose"],
     "warm_start": ["boolean"],
     "callback": [None, callable],
-    **solver_constraints(),
 }
 
 
@@ -66,21 +67,30 @@ class StructuredSSVM(BaseEstimator):
 
     _parameter_constraints = {}
 
+    # the structure asks LSE solvers for every violating label (multiclass: its k-best is cheap)
+    _exact_violators = False
+
+    def _solver(self):
+        """The solver object: `solver` itself, a name's default object, or (None) the loss's
+        default solver."""
+        return make_solver(self.solver, self.loss)
+
     @property
     def _solver_name(self):
-        """The solver parameter, or (None) the default solver of the loss."""
-        return self.solver if self.solver is not None else solver_for_loss(self.loss)
+        return self._solver().name
 
     def _check_solver_loss(self):
-        check_solver_loss(self._solver_name, self.loss, getattr(self, "search", "hull"), type(self).__name__)
+        solver = self._solver()
+        solver.check_params()
+        check_solver_loss(solver, self.loss, type(self).__name__)
 
     def _tol(self):
-        return float(self.tol) if self.tol is not None else SOLVERS[self._solver_name].default_tol
+        return float(self.tol) if self.tol is not None else self._solver().default_tol
 
     def _solve(self, structure, Cs, warm_key, primal=None):
         """Runs the solver; primal: callable(w) -> the primal objective over all labels, where the
         estimator can evaluate it (LSE-SDCD checks its gap with it; it is the objective_ reported)."""
-        from .solvers import GAP_TOL
+        from .solvers import GAP_TOL, solve
         from .utils import check_random_seed, check_memory
         # the solvers keep dense vectors of the weight dimension (weights, dual sums; the cutting
         # plane's constraints): refuse before allocating what the machine cannot hold
@@ -91,12 +101,12 @@ class StructuredSSVM(BaseEstimator):
         state = None
         if self.warm_start and prev is not None and getattr(self, "_warm_key", None) == warm_key:
             state = prev
-        args = (self._tol(), int(self.max_iter), check_random_seed(self.random_state))
-        kw = dict(verbose=self.verbose, callback=self.callback, estimator=self, state=state,
-                  keep_state=bool(self.warm_start))
+        solver = self._solver()
         # tol=None: the solver's rule at its default tolerance and a relative duality gap <= 1%
-        gap_tol = GAP_TOL if self.tol is None else None
-        res = SOLVERS[self._solver_name].run(self, structure, Cs, args, kw, gap_tol, primal)
+        res = solve(solver, structure, Cs, self._tol(), int(self.max_iter), check_random_seed(self.random_state),
+                    verbose=self.verbose, callback=self.callback, estimator=self, state=state,
+                    keep_state=bool(self.warm_start), gap_tol=GAP_TOL if self.tol is None else None,
+                    primal=primal, loss=self.loss, n_jobs=self.n_jobs, exact_violators=self._exact_violators)
         if primal is not None:     # the estimator's exact objective, over all labels (solvers may
             res.primal = primal(res.w)   # report theirs over the labels they saw)
             res.gap = res.primal - res.dual
@@ -107,7 +117,7 @@ class StructuredSSVM(BaseEstimator):
         # GDMM: the factors' consistency violation after every pass (None for the other solvers)
         self.consistency_violation_curve_ = getattr(res, "infeasibility", None)
         if not np.all(np.isfinite(res.w)):    # never reached by data check_objective_range accepts
-            raise ValueError(f"{SOLVERS[self._solver_name].name}: the weights became non-finite during training; "
+            raise ValueError(f"{solver.title}: the weights became non-finite during training; "
                              "scale the features or lower C")
         self._dual_state = res.state
         self._warm_key = warm_key

@@ -2,11 +2,9 @@
 
 import numpy as np
 from sklearn.base import ClassifierMixin, _fit_context
-from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import _check_sample_weight
 
 from .base import StructuredSSVM, COMMON_CONSTRAINTS
-from .registry import SOLVERS
 from .distributed import decode_all
 from .validation import check_csr, check_class_labels
 from ._kernels.dataset import CSRDataset
@@ -67,24 +65,15 @@ class ChainSSVM(ClassifierMixin, StructuredSSVM):
     loss: Hamming (optionally divided by the sequence length). Problems (per sequence weight C_i):
       loss="margin" (solver "sdm"):  1/2||w||^2 + sum_i C_i max_y [Delta(y, y_i) + f(y) - f(y_i)]
       loss="lse"    (solver "sdcd"): 1/2||w||^2 + sum_i C_i sum_y max(0, Delta(y, y_i) + f(y) - f(y_i))
-    Setting loss="lse" with the default solver selects LSE-SDCD.
+    Setting loss="lse" with the default solver selects LSE-SDCD; solver=SDCD(exact_violators=True)
+    reaches the full LSE problem instead of its restriction to the final working sets.
+    solver=GDMM() decomposes the dual into token and tag-pair factors; GDMM(fmo_subsets=nu) with
+    nu > 1 selects its sublinear oracles, which pay with many tags (hundreds to thousands).
 
     Parameters as MulticlassSSVM, plus
     start_end : bool, default False. Adds start and end transition weights (off by default, so
         that the OCR model has exactly 128*26 + 26*26 weights, as in Balamurugan et al.).
     normalize_loss : bool, default False. Hamming loss divided by the sequence length.
-    exact_violators : bool, default False. LSE-SDCD only. False runs Alg. 2 as published: only the
-        loss-augmented argmax enters V_i, and the result is the optimum of the reduced problem OP5
-        on the final working sets. True also walks the k-best list past labels saturated at C, so
-        the fixed point is the optimum of the full LSE problem OP3; at small C nearly every
-        labelling violates, so this is only practical for short sequences or few tags.
-    gdmm_rho, gdmm_eta, fmo_subsets : solver="gdmm" only (Yen et al. 2016: dual decomposition into
-        token and tag-pair factors; see solvers.fit_gdmm). gdmm_rho (default 1) weighs the augmented
-        Lagrangian relative to the mean squared token norm; gdmm_eta (default 0.5) is the
-        multiplier step; fmo_subsets (default 1: exact oracles) > 1 selects the sublinear
-        factorwise oracles: each token searches one of fmo_subsets blocks of tags (plus the tags
-        it has already found), each tag pair searches ordered multimaps of the transition table.
-        It pays with many tags (hundreds to thousands); with few (OCR's 26) SDM is faster.
     fit_intercept defaults to False here (the paper's feature map has no bias).
 
     fit(X, y, lengths, sample_weight=None): X has one row per token, y one tag per token, lengths
@@ -106,17 +95,13 @@ class ChainSSVM(ClassifierMixin, StructuredSSVM):
 
     _parameter_constraints = {
         **COMMON_CONSTRAINTS,
-        "solver": [None, StrOptions(set(SOLVERS))],
         "start_end": ["boolean"],
         "normalize_loss": ["boolean"],
-        "exact_violators": ["boolean"],
     }
 
     def __init__(self, C=1.0, solver=None, loss="margin", tol=None, max_iter=1000, fit_intercept=False,
-                 intercept_scaling=1.0, start_end=False, normalize_loss=False, exact_violators=False,
-                 n_jobs=None, random_state=None, verbose=0, warm_start=False, callback=None,
-                 search="hull", batch_size=1, average=True, projection=False, oracle_batch=1, shards=1, gdmm_rho=1.0,
-                 gdmm_eta=0.5, fmo_subsets=1):
+                 intercept_scaling=1.0, start_end=False, normalize_loss=False,
+                 n_jobs=None, random_state=None, verbose=0, warm_start=False, callback=None):
         self.C = C
         self.solver = solver
         self.loss = loss
@@ -126,21 +111,11 @@ class ChainSSVM(ClassifierMixin, StructuredSSVM):
         self.intercept_scaling = intercept_scaling
         self.start_end = start_end
         self.normalize_loss = normalize_loss
-        self.exact_violators = exact_violators
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose
         self.warm_start = warm_start
         self.callback = callback
-        self.search = search
-        self.batch_size = batch_size
-        self.average = average
-        self.projection = projection
-        self.oracle_batch = oracle_batch
-        self.shards = shards
-        self.gdmm_rho = gdmm_rho
-        self.gdmm_eta = gdmm_eta
-        self.fmo_subsets = fmo_subsets
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None, lengths=None, sample_weight=None, *, sequence_ids=None):
@@ -169,7 +144,7 @@ class ChainSSVM(ClassifierMixin, StructuredSSVM):
         bias = float(self.intercept_scaling) if self.fit_intercept else -1.0
         structure = ChainStructure(CSRDataset(X, bias), y_idx, lengths, classes.shape[0], bool(self.start_end),
                                    bool(self.normalize_loss))
-        w = self._solve(structure, Cs, ("chain", self._solver_name, self.loss, self.exact_violators, X.shape, bias, tuple(classes.tolist()), self.start_end,
+        w = self._solve(structure, Cs, ("chain", self._solver_name, self.loss, getattr(self._solver(), 'exact_violators', False), X.shape, bias, tuple(classes.tolist()), self.start_end,
                                         self.normalize_loss, tuple(lengths.tolist())))
         self._set_weights(w, X.shape[1], classes, bias)
         return self._finish_fit()

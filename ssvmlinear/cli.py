@@ -270,7 +270,8 @@ def _train(argv):
                       max_iter=opts.get("m", 1000), fit_intercept=bias > 0,
                       intercept_scaling=bias if bias > 0 else 1.0, n_jobs=opts.get("n", 1),
                       random_state=opts.get("r", 1), verbose=0 if quiet else 1)
-        common.update({param: opts[flag] for flag, param in SOLVERS[solver].cli_options.items() if flag in opts})
+        common["solver"] = SOLVERS[solver].solver_class()(
+            **{param: opts[flag] for flag, param in SOLVERS[solver].cli_options.items() if flag in opts})
         est = spec.estimator_class()(**common, **structure_params)
         with warnings.catch_warnings(), cluster_backend(opts.get("-scheduler")):
             warnings.showwarning = _one_line_warning

@@ -5,13 +5,11 @@ runs its solver's passes on the cluster (`active_client()`; without one nothing 
 shard (parallel.shard_bounds) is one Dask actor holding its data and solver state for the length
 of a fit; afterwards only weight vectors travel. The one-slack cutting plane sums the shards'
 chunks in order, so its model equals the single-process one bit for bit; SDM, LSE-SDCD and GDMM
-run CoCoA+ (Ma et al. 2015, adding, sigma' = number of shards) with the single-process stopping
-rules (fit_cocoa); prediction sends the shards and w once. load_svmlight_shards parses (or maps)
+run CoCoA+ (solvers/cocoa.py) with the single-process stopping rules; prediction sends the shards and w once. load_svmlight_shards parses (or maps)
 the data on the workers into ShardedData, which the estimators' fit and predict take. Warm starts
 are not kept on the cluster.
 """
 import os
-import time
 
 import numpy as np
 
@@ -93,8 +91,11 @@ class ClusterShards:
 
 
 def _is_large(obj):
-    return not isinstance(obj, (int, float, str, bool, type(None), tuple)) and not (
-        isinstance(obj, np.ndarray) and obj.nbytes < 1 << 16)
+    """Data to scatter before a shard's actor is built (small arguments travel with the task; a
+    solver object too: scattered, equal solvers would share a content-hashed key that one fit's
+    release can cancel under the next fit)."""
+    small = isinstance(obj, (int, float, str, bool, type(None), tuple)) or hasattr(obj, "get_params")
+    return not small and not (isinstance(obj, np.ndarray) and obj.nbytes < 1 << 16)
 
 
 def _nbytes(obj):
@@ -228,257 +229,6 @@ class ClusterOneSlackOracle:
 
     def close(self):
         self.shards.close()
-
-
-# ---------------------------------------------------------------------------- CoCoA+
-
-class DualShard:
-    """A shard's dual variables and our solver on them (SDM, LSE-SDCD or GDMM on chains or
-    pairwise multi-label), on a worker, for CoCoA+. gdmm: (rho, eta, fmo_subsets) of fit_gdmm
-    (numbers: a dask task's strings may be read as keys)."""
-
-    def __init__(self, structure, Cs, method, seed, sigma, exact_violators=False, gdmm=None):
-        from ._kernels.sdm import SDMSolver
-        from ._kernels.sdcd import SDCDSolver
-        self.method = method
-        if method == "sdm":
-            from .solvers import MMAP_VISIT_BLOCK
-            self.solver = SDMSolver(structure, Cs, seed,
-                                    visit_block=MMAP_VISIT_BLOCK if structure.X.memory_mapped else 0)
-        elif method == "gdmm":
-            from ._kernels.chain import ChainStructure
-            from ._kernels.gdmm import ChainGDMM, PairwiseGDMM
-            from ._kernels.pairwise_multilabel import PairwiseMultiLabelStructure
-            rho, eta, nu = gdmm
-            if isinstance(structure, ChainStructure):
-                self.solver = ChainGDMM(structure, Cs, rho=float(rho), eta=float(eta), fmo_subsets=int(nu),
-                                        sublinear=int(nu) > 1, seed=seed)
-            elif isinstance(structure, PairwiseMultiLabelStructure):
-                self.solver = PairwiseGDMM(structure, Cs, rho=float(rho), eta=float(eta), fmo_subsets=int(nu),
-                                           seed=seed)
-            else:
-                raise ValueError("solver='gdmm' trains chains (ChainSSVM) and pairwise multi-label models "
-                                 "(MultiLabelSSVM with edges)")
-        else:
-            self.solver = SDCDSolver(structure, Cs, seed, exact_violators)
-        self.solver.sigma = float(sigma)
-        self.w_in, self.w_fresh = None, False       # (GDMM: the weights sent, see put_weights)
-
-    def put_weights(self, start, chunk):
-        """Write a chunk of the round's w into the solver's own weights (GDMM: into a buffer it
-        takes at the next evaluate or round): w arrives in chunks (send_weights), so a worker holds
-        one vector of the weight dimension and a chunk, not a second vector."""
-        if self.method == "gdmm":
-            if self.w_in is None:
-                self.w_in = np.empty(self.solver.coef.shape[0])
-            self.w_in[start:start + chunk.shape[0]] = chunk
-            self.w_fresh = True
-        else:
-            self.solver.coef[start:start + chunk.shape[0]] = chunk
-
-    def _gdmm_weights(self):
-        if self.w_fresh:
-            self.solver.set_weights(self.w_in)
-            self.w_fresh = False
-
-    def evaluate(self):
-        """The shard's gap terms at the weights sent: (slack sum, the dual's linear term) -- one
-        oracle per example."""
-        s = self.solver
-        if self.method == "gdmm":
-            self._gdmm_weights()
-            ww = 0.5 * float(np.dot(self.w_in, self.w_in))
-            return s.primal() - ww, s.dual() + ww
-        slack = s.slack_sum() if self.method == "sdm" else s.restricted_slack_sum()
-        return slack, s.ws.linear_term()
-
-    def round(self, tol, type2_passes, client_pid):
-        """One CoCoA+ local solve from the weights sent (w) against u = w + sigma' (shard's
-        change): SDM and LSE-SDCD a type-I pass and up to type2_passes type-II passes, GDMM one
-        pass (its factor steps and multiplier step). Returns (u, the dual's linear term at w, rule
-        value, passes, oracle calls); the client takes the change (u - w) / sigma' (local_change),
-        so the worker need not keep w beside u -- and a copy of u when the worker runs in the
-        client's process (client_pid), which then shares no array with the client. GDMM's rule
-        value is its pass's (sum of block gaps, consistency violation)."""
-        from .solvers import ascent_objective, run_type2_passes
-        s = self.solver
-        shared = os.getpid() == client_pid
-        if self.method == "gdmm":
-            self._gdmm_weights()
-            lin = s.dual() + 0.5 * float(np.dot(self.w_in, self.w_in))
-            calls = s.n_fmo_calls
-            rule = s.run_pass()
-            u = s.coef                                  # (pairwise: the tables written now)
-            return u.copy() if shared else u, lin, rule, 1, s.n_fmo_calls - calls
-        lin = s.ws.linear_term()
-        calls = s.n_oracle_calls
-        if self.method == "sdm":
-            before = ascent_objective(s)
-            rule = s.run_pass(True, 0.1 * tol)
-            passes = 1 + run_type2_passes(s, tol, 0.1 * tol, before, type2_passes)
-        else:
-            rule = s.run_pass(True, tol)[0]
-            passes = 1
-            for _ in range(type2_passes):
-                passes += 1
-                s.run_pass(False, tol)
-        return s.coef.copy() if shared else s.coef, lin, rule, passes, s.n_oracle_calls - calls
-
-    def working_set_size(self):
-        if self.method == "gdmm":       # (fit_gdmm's count: mean active-set sizes summed)
-            return int(round(sum(self.solver.active_set_sizes())))
-        return int(self.solver.working_set_sizes().sum())
-
-
-# w travels to the shards in chunks of this many weights (16 MB): a worker receives each into its
-# solver's weights, so it never holds a second vector of the weight dimension
-WEIGHTS_CHUNK = 1 << 21
-
-
-def send_weights(shards, w):
-    """w to every shard (DualShard.put_weights), chunk by chunk."""
-    for start in range(0, w.shape[0], WEIGHTS_CHUNK):
-        shards.call("put_weights", start, w[start:start + WEIGHTS_CHUNK])
-
-
-def local_change(u, w, sigma):
-    """A shard's change of the dual's w from its local iterate u = w + sigma' (change), in u's own
-    buffer when it is writable (u is the client's: DualShard.round)."""
-    if not u.flags.writeable:
-        u = u.copy()
-    np.subtract(u, w, out=u)
-    u /= sigma
-    return u
-
-
-def fit_cocoa(client, structure, Cs, method, tol, max_iter, seed, verbose=0, gap_tol=None,
-              exact_violators=False, kappa2=5, n_shards=None, callback=None, estimator=None, gdmm=None):
-    """CoCoA+ (adding, sigma' = K shards) over SDM (`method="sdm"`), LSE-SDCD ("sdcd") or GDMM on
-    chains or pairwise multi-label ("gdmm"; gdmm: (rho, eta, fmo_subsets)) with the shards on the
-    cluster of `client`.
-    One round: every shard runs a type-I pass and type-II passes of the solver on its local
-    subproblem from the round's w (GDMM: one pass of factor steps, each with its curvature's w
-    part and its update of w scaled by sigma', and the multiplier step -- the augmented
-    Lagrangian's terms are per example, so local), and sends back its local iterate; w += the
-    changes in shard order.
-
-    Stopping rule: the solver's own in a round (SDM: the largest KKT violation of its type-I pass
-    <= tol; LSE-SDCD: no example changed by more than tol), the model being the next round's w,
-    and with gap_tol (the estimators' default fit) a relative duality gap <= gap_tol there (while
-    it is not, tol is divided by 10, as in one process). The gap costs an oracle per example
-    (DualShard.evaluate, before the round, whose passes it spares when it stops the fit), so as
-    in one process it is measured when the rule fires, every GAP_CHECK_EVERY rounds, and every
-    round when a callback or verbose >= 2 watches; SDM's gap is the true one, so a default SDM
-    fit stops on it alone; LSE-SDCD's is the gap of the problem over the working sets (OP5) and
-    needs the rule too; GDMM's rule (fit_gdmm's: the shards' block gaps summed <= tol times the
-    dual, the largest consistency violation <= tol) too, its dual being the structural one only
-    at consistency. max_iter bounds the local passes. Every round records the dual and the primal
-    where it was measured (NaN elsewhere), the last entry is measured;
-    callback(estimator) runs after every round (False stops). Warm starts are not kept on the
-    cluster (state=None: a warm-started estimator starts from zero there)."""
-    from .solvers import FitResult, GAP_CHECK_EVERY, MAX_TYPE2_PASSES, gap_too_large, log_progress, \
-        warn_if_gap_large, warn_if_unfinished
-    type2 = MAX_TYPE2_PASSES if method == "sdm" else kappa2 - 1
-    if isinstance(structure, ShardedStructure):     # the data already on the workers
-        K = len(structure.structures)
-        args = [(st, c, method, seed + k, K, exact_violators, gdmm)
-                for k, (st, c) in enumerate(zip(structure.structures, structure.Cs))]
-        shards = ClusterShards(client, DualShard, args, structure.workers)
-    else:
-        bounds = shard_bounds(structure.n_examples, n_shards or n_workers(client))
-        K = len(bounds) - 1
-        args = [(structure.subset(int(bounds[k]), int(bounds[k + 1])),
-                 np.ascontiguousarray(Cs[bounds[k]:bounds[k + 1]]), method, seed + k, K, exact_violators, gdmm)
-                for k in range(K)]
-        shards = ClusterShards(client, DualShard, args)
-    w = np.zeros(structure.n_weights)
-    primal_curve, dual_curve, timestamps = [], [], []
-    passes = rounds = calls = 0
-    converged = rule_fired = interrupted = stopped_by_user = False
-    primal = dual = np.nan
-    # SDM's gap is the true one (an oracle per example): a default fit stops on it alone.
-    # LSE-SDCD's is over the working sets (OP5): its rule must fire too.
-    sdm_gap_rule = method == "sdm" and gap_tol is not None
-    monitor = verbose >= 2 or callback is not None
-    pid = os.getpid()
-    t0 = time.perf_counter()
-
-    def record(primal_, dual_):
-        primal_curve.append(primal_)
-        dual_curve.append(dual_)
-        timestamps.append(time.perf_counter() - t0)
-        if verbose:
-            log_progress(f"[cocoa+{method}] round {rounds:4d} passes {passes:5d} primal {primal_:.10g} dual "
-                         f"{dual_:.10g} gap {primal_ - dual_:.3g} time {timestamps[-1]:.2f}s")
-
-    def measure():
-        ww = 0.5 * float(w @ w)
-        send_weights(shards, w)
-        outs = shards.call("evaluate")
-        return ww + sum(o[0] for o in outs), sum(o[1] for o in outs) - ww
-
-    measured = False        # the gap measured at the current w
-
-    try:
-        while True:
-            measured = rule_fired or monitor or (gap_tol is not None and rounds % GAP_CHECK_EVERY == GAP_CHECK_EVERY - 1)
-            if measured:
-                primal, dual = measure()
-                record(primal, dual)
-                certified = gap_tol is not None and not gap_too_large(primal, dual, gap_tol)
-                if (certified if sdm_gap_rule else rule_fired and (gap_tol is None or certified)):
-                    converged = True
-                    break
-                if rule_fired:
-                    tol *= 0.1
-            if passes >= max_iter:
-                break
-            if callback is not None and callback(estimator) is False:
-                stopped_by_user = True
-                break
-            if not measured:        # (a measurement sent it)
-                send_weights(shards, w)
-            outs = shards.call("round", tol, type2, pid)
-            if not measured:
-                dual = sum(o[1] for o in outs) - 0.5 * float(w @ w)
-                primal = np.nan
-                record(primal, dual)
-            rules = [o[2] for o in outs]
-            if method == "gdmm":
-                rule_fired = (sum(r[0] for r in rules) <= tol * max(abs(dual), 1e-300)
-                              and max(r[1] for r in rules) <= tol)
-            else:
-                rule_fired = (max(rules) <= tol) if method == "sdm" else (sum(rules) == 0)
-            passes += max(o[3] for o in outs)
-            calls += sum(o[4] for o in outs)
-            changes = [local_change(o[0], w, K) for o in outs]
-            del outs
-            for dw in changes:      # in shard order: the result does not depend on arrival
-                w += dw
-            del changes
-            measured = False
-            rounds += 1
-    except KeyboardInterrupt:
-        interrupted = True
-    if not measured:
-        try:                # the model's primal: w moved since the last measurement
-            primal, dual = measure()
-            record(primal, dual)
-        except KeyboardInterrupt:
-            interrupted = True
-    ws_size = sum(shards.call("working_set_size"))
-    sent, received = shards.bytes_sent, shards.bytes_received
-    shards.close()
-    name = "CoCoA+ " + {"sdm": "SDM", "sdcd": "LSE-SDCD", "gdmm": "GDMM"}[method]
-    warn_if_unfinished(name, interrupted, not converged and passes >= max_iter, max_iter,
-                       f"its stopping rule (tol={tol:.3g})")
-    if not (interrupted or stopped_by_user):
-        warn_if_gap_large(name, primal, dual)
-    return FitResult(interrupted=interrupted, w=w, primal=primal, dual=dual, gap=primal - dual, n_iter=passes, n_outer=rounds,
-                     converged=converged, n_oracle_calls=calls, working_set_size=ws_size,
-                     objective_curve=np.array(primal_curve), dual_curve=np.array(dual_curve),
-                     timestamps=np.array(timestamps), state=None, n_shards=K,
-                     bytes_per_round=(sent + received) / max(len(primal_curve), 1))
 
 
 # ---------------------------------------------------------------------------- prediction
@@ -630,15 +380,18 @@ def load_svmlight_shards(client, path, n_shards=None, kind="multiclass", zero_ba
 
 
 def check_sharded_fit(est, data, kind, sample_weight):
-    """What a fit on sharded data needs: the shards' kind, a solver that runs on shards."""
+    """What a fit on sharded data needs: the shards' kind, a solver that runs on a cluster (its
+    `distributed`: one-slack shards or CoCoA+)."""
     if data.kind != kind:
         raise ValueError(f"{type(est).__name__} trains on {kind} data; the shards were loaded with kind={data.kind!r}")
     if sample_weight is not None:
         raise ValueError("sample_weight with sharded data: not supported (MulticlassSSVM's class_weight is)")
-    solvers = ("sdm", "sdcd", "cutting-plane") + (("gdmm",) if kind in ("sequence", "multilabel") else ())
-    if est._solver_name not in solvers:
-        raise ValueError(f"solver={est._solver_name!r} does not run on sharded {kind} data; use "
-                         + ", ".join(repr(s) for s in solvers))
+    solver = est._solver()
+    if solver.distributed is None:
+        from .registry import SOLVERS
+        able = [name for name, spec in SOLVERS.items() if spec.solver_class().distributed is not None]
+        raise ValueError(f"solver={solver.name!r} does not run on sharded data; use "
+                         + ", ".join(repr(s) for s in able))
 
 
 class ShardedStructure:

@@ -9,7 +9,6 @@ from sklearn.utils.validation import _check_sample_weight
 from .base import StructuredSSVM, COMMON_CONSTRAINTS
 from .hierarchy import Hierarchy, as_hierarchy, hierarchy_structure, multilabel_hierarchy_structure, node_alpha
 from .distributed import decode_all
-from .registry import SOLVERS
 from .io import parse_int64_pairs, parse_finite_floats
 from .validation import check_csr
 from ._kernels.dataset import CSRDataset
@@ -67,15 +66,13 @@ class HierarchicalSSVM(ClassifierMixin, StructuredSSVM):
         "alpha": [StrOptions({"rho2", "directional"}), "array-like"],
         "task_loss": [None, StrOptions(set(TASK_LOSSES))],
         "T": [Interval(numbers.Real, 1, None, closed="left")],
-        "solver": [None, StrOptions(set(SOLVERS))],
         "max_alternations": [Interval(numbers.Integral, 1, None, closed="left")],
         "shared_tol": [Interval(numbers.Real, 0, None, closed="left")],
     }
 
     def __init__(self, hierarchy=None, model="nhsvm", alpha="rho2", task_loss=None, T=1.5, C=1.0, solver=None,
                  loss="margin", tol=None, max_iter=1000, fit_intercept=True, intercept_scaling=1.0, n_jobs=None,
-                 random_state=None, verbose=0, warm_start=False, callback=None, search="hull", batch_size=1,
-                 average=True, projection=False, oracle_batch=1, shards=1, max_alternations=20, shared_tol=1e-4):
+                 random_state=None, verbose=0, warm_start=False, callback=None, max_alternations=20, shared_tol=1e-4):
         self.hierarchy = hierarchy
         self.max_alternations = max_alternations
         self.shared_tol = shared_tol
@@ -95,12 +92,6 @@ class HierarchicalSSVM(ClassifierMixin, StructuredSSVM):
         self.verbose = verbose
         self.warm_start = warm_start
         self.callback = callback
-        self.search = search
-        self.batch_size = batch_size
-        self.average = average
-        self.projection = projection
-        self.oracle_batch = oracle_batch
-        self.shards = shards
 
     def _coefficients(self, h):
         alpha = node_alpha(h, "leaves" if self.model == "flat" else self.alpha, self.T)

@@ -6,7 +6,6 @@ from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import _check_sample_weight
 
 from .base import StructuredSSVM, COMMON_CONSTRAINTS
-from .registry import SOLVERS
 from .utils import class_weight_vector
 from .validation import check_csr, check_class_labels
 from ._kernels.dataset import CSRDataset
@@ -47,7 +46,11 @@ class MulticlassSSVM(ClassifierMixin, StructuredSSVM):
     ----------
     C : float > 0, regularisation trade-off (LIBLINEAR's scaling).
     solver, loss : solver None (default) takes the loss's default solver, as in every estimator:
-        "sdm" for "margin", "sdcd" for "lse", "pegasos" for the other surrogates.
+        "sdm" for "margin", "sdcd" for "lse", "pegasos" for the other surrogates. A name ("sdm",
+        "sdcd", "cutting-plane", "bcfw", "gdmm", "pegasos") takes that solver with its default
+        parameters; a solver object (ssvmlinear.solvers: SDM, SDCD, CuttingPlane, BCFW, GDMM,
+        Pegasos) brings its own, e.g. solver=SDM(oracle_batch=8) (GridSearchCV reaches them as
+        solver__oracle_batch).
         ("sdm", "margin") the sequential dual method on the margin-rescaling problem above; ("sdcd", "lse") LSE-SDCD on the linear-summed-error problem
         1/2 ||W||^2 + sum_i C_i sum_y max(0, Delta(y, y_i) + f(y) - f(y_i)) (the paper's multiclass
         setting of Balamurugan et al.).
@@ -71,7 +74,7 @@ class MulticlassSSVM(ClassifierMixin, StructuredSSVM):
     intercept_scaling : float > 0.
     class_weight : None, "balanced" or {label: weight}; multiplies C per class.
     n_jobs : int or None. Threads for prediction, cross-validation, the cutting plane's oracle
-        phases, SDM's (with oracle_batch > 1 its oracle blocks, with shards > 1 its shards, and its
+        phases, SDM's (with SDM(oracle_batch > 1) its oracle blocks, with SDM(shards > 1) its shards, and its
         primal objective) and Pegasos' mini-batches; results do not depend on it.
     random_state : int, numpy Generator/RandomState or None (seed 0): the order of the passes.
     verbose : int. Progress lines from Python; with verbose >= 2 the primal objective of every outer
@@ -82,17 +85,6 @@ class MulticlassSSVM(ClassifierMixin, StructuredSSVM):
         solvers scale it.
     callback : callable(estimator) -> bool or None, called after every outer iteration; returning
         False stops training. ``estimator.coef_`` is not updated during training.
-    oracle_batch : int >= 1, default 1. SDM only: its oracle passes make the loss-augmented
-        inferences of blocks of oracle_batch examples at the block's starting weights (in n_jobs
-        threads), then update the block's examples one by one. 1 is the plain sequential method;
-        larger blocks take more passes (stale weights within a block) to the same optimum.
-    shards : int >= 1, default 1. SDM only (instead of oracle_batch): every pass visits the
-        examples in rounds cut into this many shards, solved concurrently (in n_jobs threads)
-        against their own copies of the weights and combined by an exact line search on the dual.
-        Results depend on shards, not on n_jobs; the optimum is the plain method's. Worth it for
-        chains (shards=2, n_jobs=2: OCR letters reach the plain method's objective in 0.67-0.75 of
-        its time); on sparse multiclass problems the shards overlap and the passes nearly double,
-        so oracle_batch is the better use of threads there.
 
     Memory: the CSR data (never densified), a few vectors of the weight dimension
     (n_features x n_classes doubles), and the dual working sets: per member 28 bytes (label, dual
@@ -117,18 +109,16 @@ class MulticlassSSVM(ClassifierMixin, StructuredSSVM):
 
     # LSE-SDCD on multiclass: every class can be a violator, as in the paper's multiclass runs
     # (all classes in V_i); the k-best search over K classes is cheap.
-    exact_violators = True
+    _exact_violators = True
 
     _parameter_constraints = {
         **COMMON_CONSTRAINTS,
-        "solver": [None, StrOptions(set(SOLVERS))],
         "class_weight": [None, StrOptions({"balanced"}), dict],
     }
 
     def __init__(self, C=1.0, solver=None, loss="margin", tol=None, max_iter=1000, fit_intercept=True,
                  intercept_scaling=1.0, class_weight=None, n_jobs=None, random_state=None, verbose=0,
-                 warm_start=False, callback=None, search="hull", batch_size=1, average=True,
-                 projection=False, oracle_batch=1, shards=1):
+                 warm_start=False, callback=None):
         self.C = C
         self.solver = solver
         self.loss = loss
@@ -142,12 +132,6 @@ class MulticlassSSVM(ClassifierMixin, StructuredSSVM):
         self.verbose = verbose
         self.warm_start = warm_start
         self.callback = callback
-        self.search = search
-        self.batch_size = batch_size
-        self.average = average
-        self.projection = projection
-        self.oracle_batch = oracle_batch
-        self.shards = shards
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None, sample_weight=None):

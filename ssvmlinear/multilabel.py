@@ -11,7 +11,6 @@ from sklearn.utils.multiclass import check_classification_targets, type_of_targe
 from sklearn.utils.validation import _check_sample_weight, column_or_1d
 
 from .base import StructuredSSVM, COMMON_CONSTRAINTS
-from .registry import SOLVERS
 from .multiclass import MulticlassSSVM
 from .metrics import example_accuracy
 from .io import read_int_pairs, parse_int64_pairs
@@ -51,10 +50,10 @@ class MultiLabelSSVM(MultiOutputMixin, ClassifierMixin, StructuredSSVM):
     version). Label indices are columns of Y (positions in classes_).
 
     Parameters as ChainSSVM (C, solver, loss, tol, max_iter, fit_intercept, intercept_scaling,
-    normalize_loss, exact_violators, n_jobs, random_state, verbose, warm_start, callback, search,
-    batch_size, average, projection, oracle_batch, shards, gdmm_rho, gdmm_eta, fmo_subsets) with the same meanings and
+    normalize_loss, n_jobs, random_state, verbose, warm_start, callback) with the same meanings and
     stopping rules (solver="gdmm" needs edges: per example, the active labels and their pairs are the
-    explicit factors, the other labels are searched fmo_subsets blocks at a time); solver=None picks
+    explicit factors, the other labels are searched GDMM(fmo_subsets=nu) nu blocks at a time);
+    the surrogates' search is the solver's (Pegasos(search=...), CuttingPlane(search=...)); solver=None picks
     "sdcd" for loss="lse", "sdm" for loss="margin" and Pegasos for the other surrogates
     (ssvmlinear.surrogates, e.g. "slack", "beta:0.5"), and "cutting-plane" trains the margin or
     LSE problem with the one-slack method. fit_intercept defaults to
@@ -86,17 +85,13 @@ class MultiLabelSSVM(MultiOutputMixin, ClassifierMixin, StructuredSSVM):
 
     _parameter_constraints = {
         **COMMON_CONSTRAINTS,
-        "solver": [None, StrOptions(set(SOLVERS))],
         "normalize_loss": ["boolean"],
-        "exact_violators": ["boolean"],
         "edges": [None, StrOptions({"chow-liu", "full"}), "array-like"],
     }
 
     def __init__(self, C=1.0, solver=None, loss="margin", tol=None, max_iter=1000, fit_intercept=True,
-                 intercept_scaling=1.0, normalize_loss=False, exact_violators=False, n_jobs=None,
-                 random_state=None, verbose=0, warm_start=False, callback=None, search="hull", batch_size=1,
-                 average=True, projection=False, oracle_batch=1, shards=1, edges=None, gdmm_rho=1.0, gdmm_eta=0.5,
-                 fmo_subsets=1):
+                 intercept_scaling=1.0, normalize_loss=False, n_jobs=None,
+                 random_state=None, verbose=0, warm_start=False, callback=None, edges=None):
         self.C = C
         self.solver = solver
         self.loss = loss
@@ -105,21 +100,11 @@ class MultiLabelSSVM(MultiOutputMixin, ClassifierMixin, StructuredSSVM):
         self.fit_intercept = fit_intercept
         self.intercept_scaling = intercept_scaling
         self.normalize_loss = normalize_loss
-        self.exact_violators = exact_violators
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose
         self.warm_start = warm_start
         self.callback = callback
-        self.search = search
-        self.batch_size = batch_size
-        self.average = average
-        self.projection = projection
-        self.oracle_batch = oracle_batch
-        self.shards = shards
-        self.gdmm_rho = gdmm_rho
-        self.gdmm_eta = gdmm_eta
-        self.fmo_subsets = fmo_subsets
         self.edges = edges
 
     def __sklearn_tags__(self):
@@ -150,7 +135,7 @@ class MultiLabelSSVM(MultiOutputMixin, ClassifierMixin, StructuredSSVM):
         bias = float(self.intercept_scaling) if self.fit_intercept else -1.0
         edges = _fit_edges(self.edges, Yind)
         structure = _structure(CSRDataset(X, bias), Yind, edges, bool(self.normalize_loss))
-        key = ("multilabel", self._solver_name, self.loss, bool(self.exact_violators), X.shape, bias,
+        key = ("multilabel", self._solver_name, self.loss, bool(getattr(self._solver(), 'exact_violators', False)), X.shape, bias,
                tuple(classes.tolist()), bool(self.normalize_loss), edges.tobytes())
         w = self._solve(structure, Cs, key)
         self.edges_ = edges

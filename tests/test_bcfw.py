@@ -9,7 +9,7 @@ import scipy.sparse as sp
 from ssvmlinear import ChainSSVM, HierarchicalSSVM, MulticlassSSVM, MultiLabelSSVM
 from ssvmlinear._kernels.dataset import CSRDataset
 from ssvmlinear._kernels.multiclass import MulticlassStructure
-from ssvmlinear.solvers import fit_bcfw, fit_sdm
+from ssvmlinear.solvers import BCFW, SDM, solve
 
 from test_multilabel import random_multilabel
 from test_multilabel_pairwise import EDGES, feature_rows, qp_reference, primal

@@ -59,7 +59,7 @@ def test_clone_pickle_repr_and_validation(words):
     assert est.start_.shape == est.end_.shape == (len(est.classes_),)
     with pytest.raises(ValueError, match="lengths sum to"):
         ChainSSVM().fit(X, y, L[:-1])
-    with pytest.raises(ValueError, match="The 'solver' parameter of ChainSSVM must be None or a str among"):
+    with pytest.raises(ValueError, match="The 'solver' parameter of ChainSSVM must be None, a str among"):
         ChainSSVM(solver="admm").fit(X, y, L)
     with pytest.raises(ValueError, match="not fitted"):
         ChainSSVM().predict(Xt, Lt)

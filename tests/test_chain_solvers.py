@@ -7,7 +7,7 @@ from scipy.optimize import minimize
 
 from ssvmlinear._kernels.dataset import CSRDataset
 from ssvmlinear._kernels.chain import ChainStructure
-from ssvmlinear.solvers import fit_sdm, fit_sdcd
+from ssvmlinear.solvers import SDCD, SDM, solve
 
 from test_chain_oracles import random_chain_problem, phi
 
@@ -71,7 +71,7 @@ def test_lse_sdcd_reaches_the_op3_optimum(seed, C):
     st, D, y, lengths, _ = random_chain_problem(seed, n_seq=4, max_T=3, K=K)
     blocks = enumerate_dphi(st, D, y, lengths, K)
     ref_dual, ref_w = lse_reference(blocks, C)
-    res = fit_sdcd(st, np.full(len(lengths), C), 1e-14, 100000, seed, exact_violators=True)
+    res = solve(SDCD(exact_violators=True), st, np.full(len(lengths), C), 1e-14, 100000, seed, loss="lse")
     assert res.converged
     assert res.dual == pytest.approx(ref_dual, rel=1e-6)
     # duality gap of the LSE problem over all labellings
@@ -86,7 +86,7 @@ def test_paper_variant_without_exact_violators_can_stop_short():
         st, D, y, lengths, _ = random_chain_problem(seed, n_seq=4, max_T=3, K=3)
         blocks = enumerate_dphi(st, D, y, lengths, 3)
         ref_dual, _ = lse_reference(blocks, 1.0)
-        res = fit_sdcd(st, np.full(len(lengths), 1.0), 1e-14, 100000, seed, exact_violators=False)
+        res = solve(SDCD(exact_violators=False), st, np.full(len(lengths), 1.0), 1e-14, 100000, seed, loss="lse")
         assert res.dual <= ref_dual * (1 + 1e-9)
         gaps.append((ref_dual - res.dual) / ref_dual)
     assert max(gaps) > 0.01  # and on these seeds it stops more than 1% short of OP3
@@ -99,7 +99,7 @@ def test_sdm_on_chains_reaches_the_op1_optimum(seed, C):
     st, D, y, lengths, _ = random_chain_problem(seed, n_seq=4, max_T=3, K=K)
     blocks = enumerate_dphi(st, D, y, lengths, K)
     ref_dual, ref_w = lme_reference(blocks, C)
-    res = fit_sdm(st, np.full(len(lengths), C), 1e-10, 100000, seed)
+    res = solve(SDM(), st, np.full(len(lengths), C), 1e-10, 100000, seed)
     assert res.converged
     assert res.dual == pytest.approx(ref_dual, rel=1e-6)
     assert res.primal == pytest.approx(lme_primal(res.w, blocks, C), rel=1e-10)
@@ -110,10 +110,10 @@ def test_start_end_and_normalized_loss_chains():
     st, D, y, lengths, _ = random_chain_problem(7, n_seq=3, max_T=3, K=2, start_end=True, normalize=True)
     blocks = enumerate_dphi(st, D, y, lengths, 2, start_end=True)
     ref_dual, _ = lse_reference(blocks, 0.5)
-    res = fit_sdcd(st, np.full(len(lengths), 0.5), 1e-14, 100000, 0, exact_violators=True)
+    res = solve(SDCD(exact_violators=True), st, np.full(len(lengths), 0.5), 1e-14, 100000, 0, loss="lse")
     assert res.dual == pytest.approx(ref_dual, rel=1e-6)
     ref_dual, _ = lme_reference(blocks, 0.5)
-    res = fit_sdm(st, np.full(len(lengths), 0.5), 1e-10, 100000, 0)
+    res = solve(SDM(), st, np.full(len(lengths), 0.5), 1e-10, 100000, 0)
     assert res.dual == pytest.approx(ref_dual, rel=1e-6)
 
 
@@ -122,7 +122,7 @@ def test_accelerated_sdm_at_large_C_reaches_the_op1_optimum(seed):
     """Default fits at large C run SDM inside Catalyst (prox centres, Nesterov extrapolation): the
     reported objectives are the true primal of the returned w (over all labellings) and a dual
     bound, and a tight gap tolerance reaches the SLSQP optimum."""
-    from ssvmlinear.solvers import catalyst_kappa
+    from ssvmlinear.solvers.catalyst import catalyst_kappa
     K = 2 if seed % 2 else 3
     st, D, y, lengths, _ = random_chain_problem(seed, n_seq=4, max_T=3, K=K)
     blocks = enumerate_dphi(st, D, y, lengths, K)
@@ -130,16 +130,16 @@ def test_accelerated_sdm_at_large_C_reaches_the_op1_optimum(seed):
     Cs = np.full(len(lengths), C)
     assert catalyst_kappa(st, Cs) == pytest.approx(9.0)
     ref_dual, ref_w = lme_reference(blocks, C)
-    res = fit_sdm(st, Cs, 0.1, 100000, seed, gap_tol=0.01)
+    res = solve(SDM(), st, Cs, 0.1, 100000, seed, gap_tol=0.01)
     assert res.converged and res.gap <= 0.01 * res.primal
     assert res.primal == pytest.approx(lme_primal(res.w, blocks, C), rel=1e-10)
     assert res.dual <= ref_dual * (1 + 1e-9) and res.primal >= ref_dual * (1 - 1e-9)
-    tight = fit_sdm(st, Cs, 0.1, 100000, seed, gap_tol=1e-7)
+    tight = solve(SDM(), st, Cs, 0.1, 100000, seed, gap_tol=1e-7)
     assert tight.converged
     assert tight.dual == pytest.approx(ref_dual, rel=1e-6)
     assert tight.primal == pytest.approx(lme_primal(tight.w, blocks, C), rel=1e-10)
     np.testing.assert_allclose(tight.w, ref_w, atol=1e-3 * np.linalg.norm(ref_w))
-    plain = fit_sdm(st, Cs, 1e-10, 100000, seed)         # an explicit tol: the plain method
+    plain = solve(SDM(), st, Cs, 1e-10, 100000, seed)         # an explicit tol: the plain method
     assert plain.dual == pytest.approx(ref_dual, rel=1e-6)
 
 
@@ -149,7 +149,7 @@ def test_sdm_warm_start_keeps_w_when_C_grows_and_scales_it_when_C_shrinks():
     from ssvmlinear._kernels.sdm import SDMSolver
     st, D, y, lengths, _ = random_chain_problem(3, n_seq=6, max_T=4, K=3)
     n = len(lengths)
-    res = fit_sdm(st, np.full(n, 1.0), 1e-6, 10000, 0, keep_state=True)
+    res = solve(SDM(), st, np.full(n, 1.0), 1e-6, 10000, 0, keep_state=True)
     state = res.state
     up = np.linspace(2.0, 5.0, n)
     s = SDMSolver(st, up, 0)
@@ -162,6 +162,6 @@ def test_sdm_warm_start_keeps_w_when_C_grows_and_scales_it_when_C_shrinks():
     s.set_state(state, np.full(n, 0.25))
     np.testing.assert_allclose(s.coef, 0.25 * res.w, rtol=1e-12, atol=1e-12)
     # and the warm fit at the larger C reaches the cold optimum
-    warm = fit_sdm(st, up, 1e-8, 100000, 0, state=state)
-    cold = fit_sdm(st, up, 1e-8, 100000, 0)
+    warm = solve(SDM(), st, up, 1e-8, 100000, 0, state=state)
+    cold = solve(SDM(), st, up, 1e-8, 100000, 0)
     assert warm.dual == pytest.approx(cold.dual, rel=1e-6)

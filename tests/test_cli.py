@@ -8,6 +8,7 @@ import pytest
 
 from ssvmlinear import MulticlassSSVM, dump_svmlight_file, load_svmlight_file, save_model, load_model
 from ssvmlinear.cli import train_main, predict_main
+from ssvmlinear.solvers import SDM
 
 from conftest import random_multiclass, DATA
 
@@ -278,7 +279,7 @@ def test_sdm_threads_from_the_cli(train_test_files, tmp_path, flag, value, param
         models.append(load_model(model))
     np.testing.assert_array_equal(models[0].coef_, models[1].coef_)
     X, y = load_svmlight_file(train, zero_based=False)
-    est = MulticlassSSVM(tol=0.001, random_state=1, fit_intercept=False, **{param: int(value)}).fit(X, y)
+    est = MulticlassSSVM(tol=0.001, random_state=1, fit_intercept=False, solver=SDM(**{param: int(value)})).fit(X, y)
     np.testing.assert_array_equal(models[0].coef_, est.coef_)
     plain = MulticlassSSVM(tol=0.001, random_state=1, fit_intercept=False).fit(X, y)
     assert not np.array_equal(plain.coef_, est.coef_)

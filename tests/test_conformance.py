@@ -171,9 +171,17 @@ def _labels_of(structure_name, st, fit_args):
 REL_TOL = {"bcfw": 1e-4, "pegasos": 5e-3}
 MAX_ITER = {"pegasos": 3000}
 
-# LSE problems this test does not compare: HierarchicalSSVM has no exact_violators, so its LSE
-# solvers train on the violators the oracle finds, not on the full LSE problem
+# LSE problems this test does not compare: HierarchicalSSVM's LSE solvers train on the violators
+# the oracle finds, not on the full LSE problem
 LSE_NOT_FULL = {"hierarchy"}
+
+
+def _solver_object(name, loss):
+    """The registered solver `name` built from the registry, its parameters as objects: the LSE
+    solvers with exact_violators (the full LSE problem, not the violators the oracle finds)."""
+    params = {"exact_violators": True} if loss == "lse" else {}
+    return SOLVERS[name].solver_class()(**params)
+
 
 CASES = [(s, loss, name, seed) for s, loss in TRAINED for name in PROBLEMS for seed in (0, 1)
          if not (loss == "lse" and name in LSE_NOT_FULL)]
@@ -185,10 +193,8 @@ def test_solver_reaches_the_reference_optimum(solver, loss, structure_name, seed
     problem = PROBLEMS[structure_name](seed)
     est_cls = STRUCTURES[structure_name].estimator_class()
     reason = REFUSED.get((solver, structure_name)) or REFUSED.get((solver, structure_name, seed))
-    params = dict(C=1.0, solver=solver, loss=loss, random_state=seed, max_iter=MAX_ITER.get(solver, 20000),
-                  tol=1e-12, **problem["params"])
-    if loss == "lse" and "exact_violators" in est_cls().get_params():
-        params["exact_violators"] = True      # the full LSE problem, not the violators the oracle finds
+    params = dict(C=1.0, solver=_solver_object(solver, loss), loss=loss, random_state=seed,
+                  max_iter=MAX_ITER.get(solver, 20000), tol=1e-12, **problem["params"])
     est = est_cls(**params)
     if reason is not None:
         with pytest.raises(ValueError):
@@ -200,7 +206,7 @@ def test_solver_reaches_the_reference_optimum(solver, loss, structure_name, seed
         ours = lse_primal(st, Cs, w, labels_of)
         # the other LSE solver is the reference: both must reach the same optimum
         other = "cutting-plane" if solver == "sdcd" else "sdcd"
-        est_ref = est_cls(**{**params, "solver": other})
+        est_ref = est_cls(**{**params, "solver": _solver_object(other, loss)})
         st2, Cs2, w2 = _captured_fit(est_ref, problem["fit"])
         ref = lse_primal(st2, Cs2, w2, labels_of)
         assert ours == pytest.approx(ref, rel=1e-5)

@@ -5,7 +5,7 @@ from scipy.optimize import minimize
 
 from ssvmlinear import ChainSSVM, MulticlassSSVM
 from ssvmlinear._kernels.qp import solve_simplex_qp
-from ssvmlinear.solvers import fit_cutting_plane, fit_sdm, fit_sdcd
+from ssvmlinear.solvers import SDCD, SDM, CuttingPlane, Pegasos, solve
 
 from conftest import random_multiclass
 from test_chain_oracles import random_chain_problem
@@ -46,8 +46,8 @@ def test_cutting_plane_reaches_the_sdm_optimum_on_multiclass(seed, C):
 def test_cutting_plane_reaches_the_sdm_optimum_on_chains(seed):
     st, D, y, lengths, _ = random_chain_problem(seed, n_seq=12, max_T=5, K=3)
     Cs = np.full(len(lengths), 0.5)
-    sdm = fit_sdm(st, Cs, 1e-9, 100000, 0)
-    cp = fit_cutting_plane(st, Cs, 1e-5, 10000)
+    sdm = solve(SDM(), st, Cs, 1e-9, 100000, 0)
+    cp = solve(CuttingPlane(), st, Cs, 1e-5, 10000)
     assert cp.converged
     assert sdm.primal - 1e-9 <= cp.primal <= sdm.primal + 1e-5 * Cs.sum() + 1e-9
 
@@ -57,8 +57,8 @@ def test_lse_cutting_plane_matches_lse_sdcd(seed):
     # with exact violators both reach the optimum of the full LSE problem (OP3)
     st, D, y, lengths, _ = random_chain_problem(seed, n_seq=5, max_T=3, K=3)
     Cs = np.full(len(lengths), 0.3)
-    sdcd = fit_sdcd(st, Cs, 1e-14, 100000, 0, exact_violators=True)
-    cp = fit_cutting_plane(st, Cs, 1e-7, 10000, lse=True, exact_violators=True)
+    sdcd = solve(SDCD(exact_violators=True), st, Cs, 1e-14, 100000, 0, loss="lse")
+    cp = solve(CuttingPlane(exact_violators=True), st, Cs, 1e-7, 10000, loss="lse")
     assert cp.converged
     assert cp.dual == pytest.approx(sdcd.dual, rel=1e-5)
 
@@ -111,7 +111,7 @@ def test_slack_rescaling_cutting_plane():
     y = np.argmax(X[:, :3] + 0.5 * rng.standard_normal((150, 3)), axis=1)
     sdm = MulticlassSSVM(C=1.0, tol=1e-6).fit(X, y)
     tol = 1e-4
-    cp = MulticlassSSVM(C=1.0, solver="cutting-plane", loss="slack", search="exact", tol=tol,
+    cp = MulticlassSSVM(C=1.0, solver=CuttingPlane(search="exact"), loss="slack", tol=tol,
                         max_iter=3000).fit(X, y)
     assert cp.converged_
     assert sdm.objective_ - 1e-6 <= cp.objective_ <= sdm.objective_ + tol * 150
@@ -121,14 +121,14 @@ def test_slack_rescaling_cutting_plane():
     n = int(lengths.sum())
     yc = rng.integers(0, 3, n)
     Xc = rng.standard_normal((n, 4)) + np.eye(3, 4)[yc]
-    kw = dict(C=0.2, solver="cutting-plane", loss="slack", tol=1e-4, max_iter=3000)
-    ex = ChainSSVM(search="exact", **kw).fit(Xc, yc, lengths)
-    an = ChainSSVM(search="angular", **kw).fit(Xc, yc, lengths)
+    kw = dict(C=0.2, loss="slack", tol=1e-4, max_iter=3000)
+    ex = ChainSSVM(solver=CuttingPlane(search="exact"), **kw).fit(Xc, yc, lengths)
+    an = ChainSSVM(solver=CuttingPlane(search="angular"), **kw).fit(Xc, yc, lengths)
     assert ex.converged_ and ex.gap_ <= 1e-4 * 0.2 * 25 + 1e-9
     assert an.objective_ == pytest.approx(ex.objective_, rel=1e-3)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        peg = ChainSSVM(C=0.2, solver="pegasos", loss="slack", search="exact", max_iter=400,
+        peg = ChainSSVM(C=0.2, solver=Pegasos(search="exact"), loss="slack", max_iter=400,
                         tol=1e-12, random_state=0).fit(Xc, yc, lengths)
     assert ex.objective_ - 1e-6 <= peg.objective_ <= ex.objective_ * 1.03
     with pytest.raises(ValueError, match="convex in the margin"):
@@ -221,9 +221,9 @@ def test_cutting_plane_on_seeded_working_sets_matches_sdcd():
     working sets it was given (the paper's OP5); seeded with LSE-SDCD's, both reach one optimum."""
     st, D, y, lengths, _ = random_chain_problem(7, n_seq=25, max_T=6, K=4)
     Cs = np.full(len(lengths), 0.2)
-    sdcd = fit_sdcd(st, Cs, 1e-12, 100000, 0, keep_state=True)
+    sdcd = solve(SDCD(), st, Cs, 1e-12, 100000, 0, loss="lse", keep_state=True)
     tol = 1e-6
-    cp = fit_cutting_plane(st, Cs, tol, 100000, lse=True, init_caches=sdcd.state, oracle=False)
+    cp = solve(CuttingPlane(init_caches=sdcd.state, oracle=False), st, Cs, tol, 100000, loss="lse")
     assert cp.converged and cp.n_oracle_calls == 0
     assert cp.working_set_size == int(np.sum(sdcd.state["loss"] > 0))
     assert cp.dual - 1e-9 <= cp.primal <= cp.dual + tol * Cs.sum() + 1e-9

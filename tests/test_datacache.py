@@ -109,9 +109,10 @@ def test_sdm_visits_blocks_of_consecutive_examples():
 
 
 def test_memory_mapped_fit_reaches_the_in_memory_optimum(tmp_path, monkeypatch):
-    """SDM on a memory-mapped data set visits blocks of consecutive rows (solvers.MMAP_VISIT_BLOCK)
+    """SDM on a memory-mapped data set visits blocks of consecutive rows (solvers.sdm.MMAP_VISIT_BLOCK)
     and stops at the optimum of the in-memory fit within the two fits' duality gaps."""
-    from ssvmlinear import MulticlassSSVM, solvers
+    from ssvmlinear import MulticlassSSVM
+    from ssvmlinear.solvers import sdm
     rng = np.random.RandomState(1)
     X = sp.random(3000, 300, density=0.05, format="csr", random_state=rng)
     y = np.asarray(X @ rng.randn(300, 5)).argmax(axis=1).astype(np.float64)
@@ -120,13 +121,13 @@ def test_memory_mapped_fit_reaches_the_in_memory_optimum(tmp_path, monkeypatch):
     save_ssvmdata(tmp_path / "d", X, y)
     Xm, ym = load_ssvmdata(tmp_path / "d")
     seen = []
-    real = solvers.SDMSolver
+    real = sdm.SDMSolver
 
     def spy(*args, **kwargs):
         seen.append(kwargs.get("visit_block", 0))
         return real(*args, **kwargs)
-    monkeypatch.setattr(solvers, "MMAP_VISIT_BLOCK", 100)
-    monkeypatch.setattr(solvers, "SDMSolver", spy)
+    monkeypatch.setattr(sdm, "MMAP_VISIT_BLOCK", 100)
+    monkeypatch.setattr(sdm, "SDMSolver", spy)
     ref = MulticlassSSVM(C=1.0, fit_intercept=False, tol=1e-3).fit(X, y)
     got = MulticlassSSVM(C=1.0, fit_intercept=False).fit(Xm, ym)
     assert seen == [0, 100]
@@ -164,8 +165,9 @@ def test_parts_of_a_cache_are_its_rows(name, tmp_path):
 def test_memory_mapped_chains_reach_the_in_memory_optimum(tmp_path, monkeypatch):
     """Chains on a memory-mapped cache: blocks of sequences, each block's tokens read ahead
     (ChainStructure.example_rows); the optimum of the in-memory fit within the two gaps."""
-    from ssvmlinear import ChainSSVM, solvers
-    monkeypatch.setattr(solvers, "MMAP_VISIT_BLOCK", 64)
+    from ssvmlinear import ChainSSVM
+    from ssvmlinear.solvers import sdm
+    monkeypatch.setattr(sdm, "MMAP_VISIT_BLOCK", 64)
     src = "data/ocr_letters_test.svm.gz"
     assert convert_main(["-q", src, str(tmp_path / "d.ssvmdata")]) == 0
     X, y, lengths = load_svmlight_file(src, zero_based=False)

@@ -14,6 +14,7 @@ distributed = pytest.importorskip("distributed")
 from ssvmlinear import ChainSSVM, MulticlassSSVM, MultiLabelSSVM   # noqa: E402
 from ssvmlinear.distributed import active_client                   # noqa: E402
 from ssvmlinear.model_selection import cross_val_predict            # noqa: E402
+from ssvmlinear.solvers import GDMM, SDCD, CuttingPlane, solve        # noqa: E402
 
 from conftest import random_multiclass                              # noqa: E402
 from test_multilabel import random_multilabel                       # noqa: E402
@@ -69,7 +70,9 @@ def test_cutting_plane_multilabel_equals_single_process(client):
 
 def reference(est_cls, fit_args, **kw):
     """The single-process optimum, to a relative gap far below the default 1 %."""
-    kw = dict(kw, tol=1e-3 if kw.get("solver", "sdm") == "sdm" else 1e-7, max_iter=20000)
+    solver = kw.get("solver", "sdm")
+    name = solver if isinstance(solver, str) else solver.name
+    kw = dict(kw, tol=1e-3 if name == "sdm" else 1e-7, max_iter=20000)
     return est_cls(**kw).fit(*fit_args)
 
 
@@ -86,7 +89,7 @@ def test_cocoa_reaches_the_single_process_optimum(client, case):
         # LSE on chains: exact_violators, so that both runs solve OP3 (not each its own restriction
         # to the labels it met); a small problem, as OP3 takes SDCD hundreds of passes
         est_cls, fit_args = ChainSSVM, random_chains(n_seq=15, K=3, seed=4)
-        kw.update(C=0.1, exact_violators=True)
+        kw.update(C=0.1, solver=SDCD(exact_violators=True))
     ref = reference(est_cls, fit_args, **kw)
     assert ref.gap_ <= 1e-3 * ref.objective_
     with warnings.catch_warnings():
@@ -107,7 +110,7 @@ def test_cocoa_reaches_the_single_process_optimum(client, case):
 def test_cocoa_over_gdmm_reaches_the_single_process_optimum(client, fmo_subsets):
     X, y, lengths = random_chains(n_seq=50, K=5, seed=21)
     ref = reference(ChainSSVM, (X, y, lengths), C=1.0)
-    kw = dict(C=1.0, solver="gdmm", fmo_subsets=fmo_subsets, max_iter=20000)
+    kw = dict(C=1.0, solver=GDMM(fmo_subsets=fmo_subsets), max_iter=20000)
     local = ChainSSVM(**kw).fit(X, y, lengths)
     dist = on_cluster(ChainSSVM(**kw), X, y, lengths)
     assert dist.converged_
@@ -393,14 +396,13 @@ def test_cutting_plane_seeded_caches_on_cluster_equal_single_process(client):
     """init_caches split over the shards (their label lengths) gives the single-process model."""
     from ssvmlinear._kernels.chain import ChainStructure
     from ssvmlinear._kernels.dataset import CSRDataset
-    from ssvmlinear.solvers import fit_cutting_plane
     X, y, lengths = random_chains(seed=15)
     st = ChainStructure(CSRDataset(X, 1.0), y.astype(np.int32), lengths, 4, False, False)
     Cs = np.ones(len(lengths))
-    seed_caches = fit_cutting_plane(st, Cs, 0.1, 30).caches
-    local = fit_cutting_plane(st, Cs, 0.01, 200, init_caches=seed_caches)
+    seed_caches = solve(CuttingPlane(), st, Cs, 0.1, 30).caches
+    local = solve(CuttingPlane(init_caches=seed_caches), st, Cs, 0.01, 200)
     with parallel_config(backend="dask"):
-        dist = fit_cutting_plane(st, Cs, 0.01, 200, init_caches=seed_caches)
+        dist = solve(CuttingPlane(init_caches=seed_caches), st, Cs, 0.01, 200)
     np.testing.assert_array_equal(dist.w, local.w)
     assert dist.n_iter == local.n_iter
 
@@ -410,11 +412,11 @@ def test_shard_round_works_in_the_solvers_weights(monkeypatch):
     them (a worker process holds one vector of the weight dimension), in the client's process a
     copy; the change local_change takes is the same either way and equals the plain solver's."""
     import os
-    from ssvmlinear import distributed as dist
     from ssvmlinear._kernels.dataset import CSRDataset
     from ssvmlinear._kernels.multiclass import MulticlassStructure
     from ssvmlinear._kernels.sdm import SDMSolver
-    from ssvmlinear.solvers import ascent_objective, run_type2_passes
+    from ssvmlinear.solvers import SDM, cocoa as dist
+    from ssvmlinear.solvers.sdm import MAX_TYPE2_PASSES, ascent_objective, run_type2_passes
 
     class Local:            # ClusterShards' call on one shard in this process
         def __init__(self, shard):
@@ -429,11 +431,11 @@ def test_shard_round_works_in_the_solvers_weights(monkeypatch):
     w0 = np.random.default_rng(0).standard_normal(st.n_weights) * 0.01
     got = {}
     for pid in (os.getpid(), -1):            # -1: as from a client in another process
-        shard = dist.DualShard(st, np.full(300, 0.5), "sdm", 3, 2.0)
+        shard = dist.DualShard(SDM(), st, np.full(300, 0.5), 3, 2.0)
         dist.send_weights(Local(shard), w0)
-        np.testing.assert_array_equal(shard.solver.coef, w0)
-        u = shard.round(0.1, 2, pid)[0]
-        assert np.shares_memory(u, shard.solver.coef) == (pid == -1)
+        np.testing.assert_array_equal(shard.kernel.coef, w0)
+        u = shard.round(0.1, pid)[0]
+        assert np.shares_memory(u, shard.kernel.coef) == (pid == -1)
         got[pid] = dist.local_change(u.copy(), w0, 2.0)
     np.testing.assert_array_equal(got[os.getpid()], got[-1])
     ref = SDMSolver(st, np.full(300, 0.5), 3)
@@ -441,6 +443,6 @@ def test_shard_round_works_in_the_solvers_weights(monkeypatch):
     ref.coef[:] = w0
     before = ascent_objective(ref)
     ref.run_pass(True, 0.01)
-    run_type2_passes(ref, 0.1, 0.01, before, 2)
+    run_type2_passes(ref, 0.1, 0.01, before, MAX_TYPE2_PASSES)      # (SDM.local_round's type-II passes)
     np.testing.assert_array_equal(got[-1], (ref.coef - w0) / 2.0)
     assert np.abs(got[-1]).max() > 0

@@ -9,6 +9,7 @@ from ssvmlinear import ChainSSVM, MulticlassSSVM
 from ssvmlinear._kernels.chain import ChainStructure
 from ssvmlinear._kernels.dataset import CSRDataset
 from ssvmlinear._kernels.gdmm import ChainGDMM, PairwiseGDMM
+from ssvmlinear.solvers import GDMM
 
 
 def random_chains(n_seq=40, d=10, K=4, seed=2, density=0.4):
@@ -27,7 +28,7 @@ def test_gdmm_reaches_sdms_optimum(fmo_subsets, options):
     weights = np.random.default_rng(0).uniform(0.5, 2.0, len(lengths))
     ref = ChainSSVM(C=0.3, tol=1e-6, max_iter=50000, **options).fit(X, y, lengths, sample_weight=weights)
     # the consistency violation decays like 1/passes in the tail here: tol 1e-5 takes ~10^4 passes
-    est = ChainSSVM(C=0.3, solver="gdmm", tol=1e-5, max_iter=100000, fmo_subsets=fmo_subsets, **options)
+    est = ChainSSVM(C=0.3, solver=GDMM(fmo_subsets=fmo_subsets), tol=1e-5, max_iter=100000, **options)
     est.fit(X, y, lengths, sample_weight=weights)
     assert ref.converged_ and est.converged_
     assert est.objective_ == pytest.approx(ref.objective_, rel=1e-5)
@@ -134,10 +135,10 @@ def test_gdmm_refuses_other_structures_and_bad_parameters():
     with pytest.raises(ValueError, match="trains chains"):
         MulticlassSSVM(solver="gdmm").fit(X, y)
     X, y, lengths = random_chains()
-    with pytest.raises(ValueError, match="fmo_subsets"):
-        ChainSSVM(solver="gdmm", fmo_subsets=0).fit(X, y, lengths)
-    with pytest.raises(ValueError, match="gdmm_rho"):
-        ChainSSVM(solver="gdmm", gdmm_rho=0.0).fit(X, y, lengths)
+    with pytest.raises(ValueError, match="GDMM: fmo_subsets must be"):
+        ChainSSVM(solver=GDMM(fmo_subsets=0)).fit(X, y, lengths)
+    with pytest.raises(ValueError, match="GDMM: rho must be"):
+        ChainSSVM(solver=GDMM(rho=0.0)).fit(X, y, lengths)
 
 
 def test_cli_trains_gdmm(tmp_path, capsys):
@@ -150,7 +151,7 @@ def test_cli_trains_gdmm(tmp_path, capsys):
     assert train_main(["-s", "6", "-F", "2", "-c", "0.5", "-q", str(path), str(model)]) == 0
     # the CLI's model is the API's (same seed: -r 1 is random_state=1)
     from ssvmlinear import load_model
-    api = ChainSSVM(C=0.5, solver="gdmm", fmo_subsets=2, random_state=1).fit(X, y + 1, lengths)
+    api = ChainSSVM(C=0.5, solver=GDMM(fmo_subsets=2), random_state=1).fit(X, y + 1, lengths)
     np.testing.assert_allclose(load_model(model)._weight_vector(), api._weight_vector(), rtol=1e-12, atol=1e-12)
     assert train_main(["-s", "0", "-F", "2", str(path), str(model)]) == 1
     assert "-F applies to -s 6" in capsys.readouterr().err
@@ -172,7 +173,7 @@ def test_gdmm_reaches_the_lp_relaxed_optimum_on_full_multilabel(fmo_subsets, fit
     weights = np.random.default_rng(0).uniform(0.5, 2.0, X.shape[0])
     ref = MultiLabelSSVM(C=0.5, edges="full", tol=1e-6, max_iter=20000, fit_intercept=fit_intercept)
     ref.fit(X, Y, sample_weight=weights)
-    est = MultiLabelSSVM(C=0.5, edges="full", solver="gdmm", tol=1e-5, max_iter=100000, fmo_subsets=fmo_subsets,
+    est = MultiLabelSSVM(C=0.5, edges="full", solver=GDMM(fmo_subsets=fmo_subsets), tol=1e-5, max_iter=100000,
                          fit_intercept=fit_intercept).fit(X, Y, sample_weight=weights)
     assert est.converged_
     assert est.objective_ == pytest.approx(ref.objective_, rel=1e-5)
@@ -235,7 +236,7 @@ def test_gdmm_reaches_sdms_optimum_on_tree_multilabel(seed):
     edges = random_forest_edges(np.random.default_rng(seed), 7)
     assert len(edges) >= 3
     ref = MultiLabelSSVM(C=0.7, edges=edges, tol=1e-7, max_iter=50000).fit(X, Y)
-    est = MultiLabelSSVM(C=0.7, edges=edges, solver="gdmm", tol=1e-5, max_iter=100000, fmo_subsets=2).fit(X, Y)
+    est = MultiLabelSSVM(C=0.7, edges=edges, solver=GDMM(fmo_subsets=2), tol=1e-5, max_iter=100000).fit(X, Y)
     assert ref.converged_ and est.converged_
     assert est.objective_ == pytest.approx(ref.objective_, rel=1e-5)
     assert est.dual_objective_ <= ref.objective_ * (1 + 1e-7)

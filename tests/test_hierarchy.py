@@ -13,7 +13,7 @@ from scipy.optimize import minimize
 from ssvmlinear._kernels.dataset import CSRDataset
 from ssvmlinear._kernels.multiclass import MulticlassStructure
 from ssvmlinear.hierarchy import Hierarchy, alpha_rho2, hierarchy_structure, read_hierarchy
-from ssvmlinear.solvers import fit_sdm, fit_sdcd, fit_cutting_plane
+from ssvmlinear.solvers import SDCD, SDM, CuttingPlane, Pegasos, solve
 
 from test_multilabel_pairwise import qp_reference
 
@@ -190,12 +190,12 @@ def test_solvers_reach_the_qp_optimum(model, kind):
 
     def primal(w):
         return 0.5 * w @ w + sum(C * max(delta - d @ w for d, delta in ex) for C, ex in zip(Cs, rows))
-    r = fit_sdm(st, Cs, 1e-10, 100000, 0)
+    r = solve(SDM(), st, Cs, 1e-10, 100000, 0)
     assert r.primal == pytest.approx(ref, rel=1e-6) and primal(r.w) == pytest.approx(ref, rel=1e-6)
-    r = fit_cutting_plane(st, Cs, 1e-9, 2000, 0)
+    r = solve(CuttingPlane(), st, Cs, 1e-9, 2000, 0)
     assert primal(r.w) == pytest.approx(ref, rel=1e-5)
     lse_ref, _ = qp_reference(rows, Cs, lse=True)
-    r = fit_sdcd(st, Cs, 1e-13, 100000, 0, exact_violators=True)
+    r = solve(SDCD(exact_violators=True), st, Cs, 1e-13, 100000, 0, loss="lse")
     lse_primal = 0.5 * r.w @ r.w + sum(C * sum(max(0.0, delta - d @ r.w) for d, delta in ex)
                                        for C, ex in zip(Cs, rows))
     assert lse_primal == pytest.approx(lse_ref, rel=1e-6)
@@ -214,8 +214,8 @@ def test_nhsvm_with_leaf_alpha_is_the_flat_multiclass_model():
     st = hierarchy_structure(CSRDataset(X, 1.0), y, h, coef, "normalized")
     flat = MulticlassStructure(CSRDataset(X, 1.0), y, h.n_leaves)
     Cs = np.full(40, 0.5)
-    a = fit_sdm(st, Cs, 1e-11, 100000, 0)
-    b = fit_sdm(flat, Cs / np.sqrt(2.0), 1e-11, 100000, 0)
+    a = solve(SDM(), st, Cs, 1e-11, 100000, 0)
+    b = solve(SDM(), flat, Cs / np.sqrt(2.0), 1e-11, 100000, 0)
     W = a.w.reshape(6, h.n_nodes)
     inner = np.setdiff1d(np.arange(h.n_nodes), h.leaves)
     assert np.all(W[:, inner] == 0.0)
@@ -614,7 +614,8 @@ def test_pegasos_surrogates_train_hierarchies(loss, search):
     angular searches); slack rescaling's reported objective is the enumerated one."""
     from ssvmlinear import HierarchicalSSVM
     h, X, y = synthetic(5, n=120)
-    est = HierarchicalSSVM(h, model="hsvm", C=0.5, loss=loss, search=search, max_iter=30, random_state=0)
+    est = HierarchicalSSVM(h, model="hsvm", C=0.5, loss=loss, solver=Pegasos(search=search), max_iter=30,
+                           random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         est.fit(X, y)

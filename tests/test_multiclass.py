@@ -214,7 +214,7 @@ def test_sklearn_clone_and_params():
     (dict(max_iter=0), "'max_iter' parameter"),
     (dict(solver="newton"), "'solver' parameter"),
     (dict(class_weight="weird"), "'class_weight' parameter"),
-    (dict(solver="admm"), "The 'solver' parameter of MulticlassSSVM must be None or a str among"),
+    (dict(solver="admm"), "The 'solver' parameter of MulticlassSSVM must be None, a str among"),
 ])
 def test_parameter_validation(params, message):
     X, y = random_multiclass()

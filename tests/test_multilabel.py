@@ -17,6 +17,7 @@ from ssvmlinear import (MultiLabelSSVM, ConvergenceWarning, load_svmlight_file, 
                         load_model, metrics)
 from ssvmlinear._kernels.dataset import CSRDataset
 from ssvmlinear._kernels.multilabel import MultiLabelStructure
+from ssvmlinear.solvers import SDCD, SDM, CuttingPlane, Pegasos
 
 from conftest import DATA
 
@@ -313,7 +314,8 @@ def qp_lse_reference(X, Y, Cs, bias):
 
 def test_lse_sdcd_optimum_equals_independent_qp():
     X, Y = random_multilabel(n=8, d=3, K=3, seed=5)
-    est = MultiLabelSSVM(C=0.3, loss="lse", exact_violators=True, tol=1e-14, max_iter=100000, random_state=0)
+    est = MultiLabelSSVM(C=0.3, loss="lse", solver=SDCD(exact_violators=True), tol=1e-14, max_iter=100000,
+                         random_state=0)
     est.fit(X, Y)
     assert est.converged_ and est._solver_name == "sdcd"
     ref = qp_lse_reference(X, Y, np.full(8, 0.3), 1.0)
@@ -405,7 +407,7 @@ def test_fit_input_validation():
     with pytest.raises(ValueError, match="solver='sdm' with loss='slack' is not available"):
         MultiLabelSSVM(solver="sdm", loss="slack").fit(X, Y)
     with pytest.raises(ValueError, match="search='hull' or 'exact'"):
-        MultiLabelSSVM(loss="microf1", search="angular").fit(X, Y)
+        MultiLabelSSVM(loss="microf1", solver=Pegasos(search="angular")).fit(X, Y)
     with pytest.raises(ValueError, match="not fitted"):
         MultiLabelSSVM().predict(X)
 
@@ -434,13 +436,14 @@ def test_clone_pickle_determinism_and_feature_width():
 @pytest.mark.parametrize("solver, loss", [("sdcd", "lse"), ("cutting-plane", "margin"), ("cutting-plane", "lse")])
 def test_other_solvers(solver, loss):
     X, Y = random_multilabel(n=60, d=6, K=4, seed=9)
-    ref = MultiLabelSSVM(C=0.5, loss=loss, tol=1e-8, max_iter=100000, exact_violators=True,
-                         solver="sdcd" if loss == "lse" else "sdm").fit(X, Y)
+    ref = MultiLabelSSVM(C=0.5, loss=loss, tol=1e-8, max_iter=100000,
+                         solver=SDCD(exact_violators=True) if loss == "lse" else SDM()).fit(X, Y)
     # exact_violators: LSE over all 2^K labels (without it, the paper's reduced problem OP5)
-    est = MultiLabelSSVM(C=0.5, solver=solver, loss=loss, n_jobs=1, exact_violators=True).fit(X, Y)
+    make = {"sdcd": SDCD, "cutting-plane": CuttingPlane}[solver]
+    est = MultiLabelSSVM(C=0.5, solver=make(exact_violators=True), loss=loss, n_jobs=1).fit(X, Y)
     assert est.converged_
     if solver == "cutting-plane":
-        est2 = MultiLabelSSVM(C=0.5, solver=solver, loss=loss, n_jobs=2, exact_violators=True).fit(X, Y)
+        est2 = MultiLabelSSVM(C=0.5, solver=make(exact_violators=True), loss=loss, n_jobs=2).fit(X, Y)
         np.testing.assert_array_equal(est.coef_, est2.coef_)  # identical for any n_jobs
     # cutting plane (svm_struct's rule): primal within tol * sum_i C_i of the optimum
     slack = 0.1 * 0.5 * 60 if solver == "cutting-plane" else 1e-3 * abs(ref.dual_objective_)
@@ -460,7 +463,8 @@ def test_pegasos_reaches_sdm_objective_and_trains_surrogates():
         warnings.simplefilter("ignore", ConvergenceWarning)
         peg = MultiLabelSSVM(C=0.1, solver="pegasos", max_iter=300, tol=1e-12, random_state=0).fit(X, Y)
         assert sdm.objective_ * (1 - 1e-6) <= peg.objective_ <= sdm.objective_ * 1.01
-        slack = MultiLabelSSVM(C=0.1, loss="slack", search="exact", max_iter=60, tol=1e-12, random_state=0)
+        slack = MultiLabelSSVM(C=0.1, loss="slack", solver=Pegasos(search="exact"), max_iter=60, tol=1e-12,
+                               random_state=0)
         slack.fit(X, Y)
     assert slack._solver_name == "pegasos" and np.isfinite(slack.objective_)
     assert slack.score(X, Y) > 0.6
@@ -607,11 +611,11 @@ def test_microf1_surrogate_trains_with_pegasos_and_cutting_plane():
     X, Y = random_multilabel(n=60, d=5, K=4, seed=3)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        ex = MultiLabelSSVM(C=0.5, loss="microf1", search="exact", max_iter=100, tol=1e-12,
+        ex = MultiLabelSSVM(C=0.5, loss="microf1", solver=Pegasos(search="exact"), max_iter=100, tol=1e-12,
                             random_state=0).fit(X, Y)
-        hu = MultiLabelSSVM(C=0.5, loss="microf1", search="hull", max_iter=100, tol=1e-12,
+        hu = MultiLabelSSVM(C=0.5, loss="microf1", solver=Pegasos(search="hull"), max_iter=100, tol=1e-12,
                             random_state=0).fit(X, Y)
-        cp = MultiLabelSSVM(C=0.5, solver="cutting-plane", loss="microf1", search="exact",
+        cp = MultiLabelSSVM(C=0.5, solver=CuttingPlane(search="exact"), loss="microf1",
                             tol=1e-4, max_iter=3000).fit(X, Y)
     assert hu.objective_ == pytest.approx(ex.objective_, rel=0.01)
     assert cp.objective_ <= ex.objective_ + 1e-6

@@ -9,6 +9,7 @@ import pytest
 
 from ssvmlinear._kernels.dataset import CSRDataset
 from ssvmlinear._kernels.pairwise_multilabel import PairwiseMultiLabelStructure, forest_of
+from ssvmlinear.solvers import SDCD, CuttingPlane, Pegasos
 
 from test_multilabel import random_multilabel, all_labels, dense_rows
 
@@ -206,8 +207,8 @@ def test_sdm_optimum_equals_qp(seed, fit_intercept):
 
 def test_lse_sdcd_optimum_equals_qp():
     X, Y = random_multilabel(n=8, d=3, K=3, seed=5)
-    est = MultiLabelSSVM(C=0.3, loss="lse", edges=EDGES, exact_violators=True, tol=1e-14, max_iter=100000,
-                         random_state=0).fit(X, Y)
+    est = MultiLabelSSVM(C=0.3, loss="lse", edges=EDGES, solver=SDCD(exact_violators=True), tol=1e-14,
+                         max_iter=100000, random_state=0).fit(X, Y)
     rows = feature_rows(X, Y, EDGES, 1.0)
     ref, _ = qp_reference(rows, np.full(8, 0.3), lse=True)
     assert est.converged_
@@ -221,11 +222,14 @@ def test_other_solvers_reach_the_optimum(solver, loss):
     edges = np.array([(0, 1), (1, 2), (1, 3)])
     rows = feature_rows(X, Y, edges, 1.0)
     Cs = np.full(40, 0.5)
-    ref = MultiLabelSSVM(C=0.5, loss=loss, edges=edges, tol=1e-9, max_iter=100000, exact_violators=True).fit(X, Y)
+    # exact_violators: LSE over all 2^K labels (the default solvers: SDM for margin, LSE-SDCD for lse)
+    ref = MultiLabelSSVM(C=0.5, loss=loss, edges=edges, tol=1e-9, max_iter=100000,
+                         solver=SDCD(exact_violators=True) if loss == "lse" else None).fit(X, Y)
     opt = primal(ref, rows, Cs, loss == "lse")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        est = MultiLabelSSVM(C=0.5, solver=solver, loss=loss, edges=edges, exact_violators=True, max_iter=400,
+        solver_obj = CuttingPlane(exact_violators=True) if solver == "cutting-plane" else Pegasos()
+        est = MultiLabelSSVM(C=0.5, solver=solver_obj, loss=loss, edges=edges, max_iter=400,
                              tol=1e-12 if solver == "pegasos" else None, random_state=0).fit(X, Y)
     got = primal(est, rows, Cs, loss == "lse")
     slack = 0.1 * Cs.sum() if solver == "cutting-plane" else 0.01 * opt
@@ -244,7 +248,8 @@ def test_pegasos_surrogates_train_the_pairwise_model(loss, search):
     edges = np.array([(0, 1), (1, 2), (1, 3)])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        est = MultiLabelSSVM(C=0.5, loss=loss, search=search, edges=edges, max_iter=40, random_state=0).fit(X, Y)
+        est = MultiLabelSSVM(C=0.5, loss=loss, solver=Pegasos(search=search), edges=edges, max_iter=40,
+                             random_state=0).fit(X, Y)
     assert np.isfinite(est.objective_) and est.score(X, Y) > 0.5
     if loss == "slack":
         rows = feature_rows(X, Y, edges, 1.0)

@@ -7,6 +7,7 @@ import scipy.sparse as sp
 
 from ssvmlinear import ChainSSVM, MulticlassSSVM
 from ssvmlinear.exceptions import ConvergenceWarning
+from ssvmlinear.solvers import Pegasos
 
 
 def chain_data(seed=0, n_seq=40, K=3, d=6):
@@ -37,7 +38,7 @@ def test_pegasos_searches_reach_exact_search_objective(loss):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         for search in ("exact", "angular", "hull-integral", "hull"):
-            m = ChainSSVM(C=0.1, solver="pegasos", loss=loss, search=search, max_iter=60,
+            m = ChainSSVM(C=0.1, solver=Pegasos(search=search), loss=loss, max_iter=60,
                           tol=1e-12, random_state=0).fit(X, y, lengths)
             objs[search] = m.objective_
             assert m.score(X, y, lengths) > 0.5
@@ -51,8 +52,8 @@ def test_pegasos_searches_reach_exact_search_objective(loss):
 
 def test_pegasos_n_jobs_and_batches_deterministic():
     X, y, lengths = chain_data(2)
-    kw = dict(C=0.1, solver="pegasos", loss="slack", search="hull", max_iter=5, tol=1e-12,
-              random_state=3, batch_size=16)
+    kw = dict(C=0.1, solver=Pegasos(search="hull", batch_size=16), loss="slack", max_iter=5, tol=1e-12,
+              random_state=3)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         a = ChainSSVM(n_jobs=1, **kw).fit(X, y, lengths)
@@ -68,15 +69,15 @@ def test_pegasos_multiclass_and_options():
         warnings.simplefilter("ignore", ConvergenceWarning)
         sdm = MulticlassSSVM(C=1.0, tol=1e-6).fit(X, y)
         for avg, proj in ((True, False), (False, True)):
-            m = MulticlassSSVM(C=1.0, solver="pegasos", max_iter=200, tol=1e-12, average=avg,
-                               projection=proj, random_state=0).fit(X, y)
+            m = MulticlassSSVM(C=1.0, solver=Pegasos(average=avg, projection=proj), max_iter=200, tol=1e-12,
+                               random_state=0).fit(X, y)
             assert m.objective_ <= sdm.objective_ * 1.1
-        m = MulticlassSSVM(C=1.0, solver="pegasos", loss="slack", search="angular", max_iter=20).fit(X, y)
+        m = MulticlassSSVM(C=1.0, solver=Pegasos(search="angular"), loss="slack", max_iter=20).fit(X, y)
         assert m.score(X, y) > 0.9
     with pytest.raises(ValueError, match="loss"):
         MulticlassSSVM(solver="pegasos", loss="beta:3").fit(X, y)
     with pytest.raises(ValueError, match="search"):
-        MulticlassSSVM(solver="pegasos", search="golden").fit(X, y)
+        MulticlassSSVM(solver=Pegasos(search="golden")).fit(X, y)
     with pytest.raises(ValueError, match="not available"):
         MulticlassSSVM(solver="sdm", loss="slack").fit(X, y)
 
@@ -88,7 +89,7 @@ def test_pegasos_projection_with_averaging_stays_finite():
     sdm = ChainSSVM(C=0.02, solver="sdm", tol=1e-6, max_iter=5000).fit(X, y, lengths)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        peg = ChainSSVM(C=0.02, solver="pegasos", projection=True, average=True, max_iter=200,
+        peg = ChainSSVM(C=0.02, solver=Pegasos(projection=True, average=True), max_iter=200,
                         tol=1e-12, random_state=0).fit(X, y, lengths)
     assert np.all(np.isfinite(peg.coef_))
     assert sdm.objective_ - 1e-6 <= peg.objective_ <= sdm.objective_ * 1.05

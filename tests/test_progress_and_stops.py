@@ -10,6 +10,7 @@ import pytest
 import scipy.sparse as sp
 
 from ssvmlinear import ConvergenceWarning, MulticlassSSVM
+from ssvmlinear.solvers import Pegasos
 
 
 def planted(n=400, d=60, K=5, seed=0):
@@ -40,7 +41,7 @@ def test_fit_at_its_optimum_does_not_warn(params):
 
 def test_pegasos_threads_give_the_same_model():
     X, y = planted()
-    fits = [MulticlassSSVM(C=0.1, solver="pegasos", loss="slack", batch_size=8, max_iter=3, n_jobs=j,
+    fits = [MulticlassSSVM(C=0.1, solver=Pegasos(batch_size=8), loss="slack", max_iter=3, n_jobs=j,
                            random_state=0) for j in (1, 2)]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
@@ -136,10 +137,10 @@ def test_sdcd_restricted_primal_is_the_primal_over_the_working_sets():
     # LSE-SDCD on chains reports the primal of OP5 (the problem over its working sets); recompute it
     # from the final working sets with the structure's margins and losses.
     from test_chain_oracles import random_chain_problem
-    from ssvmlinear.solvers import fit_sdcd
+    from ssvmlinear.solvers import SDCD, solve
     st, _, _, lengths, _ = random_chain_problem(7, n_seq=6, max_T=4, K=3, d=5)
     Cs = np.full(st.n_examples, 0.7)
-    res = fit_sdcd(st, Cs, 1e-4, 1000, 0, keep_state=True, gap_tol=0.01)
+    res = solve(SDCD(), st, Cs, 1e-4, 1000, 0, loss="lse", keep_state=True, gap_tol=0.01)
     sizes, labels, losses = (np.asarray(res.state[k]) for k in ("sizes", "labels", "loss"))
     assert sizes.sum() > st.n_examples          # the working sets grew past the true labels
     hinge, lpos, mpos = 0.0, 0, 0

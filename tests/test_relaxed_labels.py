@@ -12,7 +12,7 @@ from ssvmlinear._kernels.dataset import CSRDataset
 from ssvmlinear._kernels.factor import MARGINAL_ONE_VALUE
 from ssvmlinear._kernels.pairwise_multilabel import PairwiseMultiLabelStructure
 from ssvmlinear._kernels.relaxed_multilabel import RelaxedPairwiseMultiLabelStructure
-from ssvmlinear.solvers import fit_cutting_plane, fit_pegasos, fit_sdcd, fit_sdm
+from ssvmlinear.solvers import SDCD, SDM, CuttingPlane, Pegasos, solve
 
 from test_multilabel import random_multilabel
 from test_multilabel_pairwise import random_forest_edges
@@ -116,20 +116,20 @@ def test_same_label_compares_marginals():
     assert MARGINAL_ONE_VALUE == 2 ** 30
 
 
-@pytest.mark.parametrize("fit, kwargs", [
-    (fit_sdm, dict(tol=1e-10, max_iter=100000, seed=0)),
-    (fit_sdcd, dict(tol=1e-12, max_iter=100000, seed=0, exact_violators=True)),
-    (fit_cutting_plane, dict(tol=1e-8, max_iter=2000, seed=0)),
-    (fit_pegasos, dict(tol=1e-12, max_iter=300, seed=0)),
-])
-def test_every_solver_trains_on_relaxed_labels(fit, kwargs):
+@pytest.mark.parametrize("solver, kwargs", [
+    (SDM(), dict(tol=1e-10, max_iter=100000, seed=0)),
+    (SDCD(exact_violators=True), dict(tol=1e-12, max_iter=100000, seed=0, loss="lse")),
+    (CuttingPlane(), dict(tol=1e-8, max_iter=2000, seed=0)),
+    (Pegasos(), dict(tol=1e-12, max_iter=300, seed=0)),
+], ids=["sdm", "sdcd", "cutting-plane", "pegasos"])
+def test_every_solver_trains_on_relaxed_labels(solver, kwargs):
     """The same problem through relaxed labels (K + E ints kept in the label store, working sets,
     caches and Pegasos' warm cache) reaches the integral structure's optimum."""
     rng, edges, Y, ist, rst = make(7, 4, n=30)
     Cs = np.full(30, 0.5)
-    ref = fit(ist, Cs, **kwargs)
-    got = fit(rst, Cs, **kwargs)
-    if fit in (fit_sdm, fit_sdcd):
+    ref = solve(solver, ist, Cs, **kwargs)
+    got = solve(solver, rst, Cs, **kwargs)
+    if isinstance(solver, (SDM, SDCD)):
         np.testing.assert_allclose(got.w, ref.w, atol=1e-6)
         assert got.primal == pytest.approx(ref.primal, rel=1e-9)
     else:

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from ssvmlinear import ChainSSVM, MulticlassSSVM, MultiLabelSSVM
-from ssvmlinear.solvers import fit_sdm
+from ssvmlinear.solvers import SDM, solve
 
 from conftest import random_multiclass
 from test_chain_oracles import random_chain_problem
@@ -29,22 +29,22 @@ def same_fit(a, b):
 @pytest.mark.parametrize("batch", [1, 5, 64])
 def test_chain_results_identical_for_any_n_jobs(batch):
     X, y, lengths = chain_data()
-    fits = [ChainSSVM(C=0.5, tol=1e-3, oracle_batch=batch, n_jobs=j, random_state=1).fit(X, y, lengths)
+    fits = [ChainSSVM(C=0.5, tol=1e-3, solver=SDM(oracle_batch=batch), n_jobs=j, random_state=1).fit(X, y, lengths)
             for j in (1, 2, 3)]
     assert same_fit(fits[0], fits[1]) and same_fit(fits[0], fits[2])
     assert np.array_equal(fits[0].transition_, fits[1].transition_)
 
 
 def check_multiclass_and_multilabel_identical_for_any_n_jobs(**params):
-    """SDM with params (oracle_batch, shards) fits the same multiclass and multi-label models with
+    """SDM(**params) (oracle_batch, shards) fits the same multiclass and multi-label models with
     n_jobs = 1 and 2."""
     X, y = random_multiclass(n=300, d=10, K=5, seed=2)
-    a, b = (MulticlassSSVM(C=1.0, tol=1e-2, n_jobs=j, **params).fit(X, y) for j in (1, 2))
+    a, b = (MulticlassSSVM(C=1.0, tol=1e-2, n_jobs=j, solver=SDM(**params)).fit(X, y) for j in (1, 2))
     assert a.converged_ and same_fit(a, b)
     Y = np.zeros((300, 5), dtype=int)
     Y[np.arange(300), y] = 1
     Y[::3, 0] = 1
-    a, b = (MultiLabelSSVM(C=1.0, tol=1e-2, n_jobs=j, **params).fit(X, Y) for j in (1, 2))
+    a, b = (MultiLabelSSVM(C=1.0, tol=1e-2, n_jobs=j, solver=SDM(**params)).fit(X, Y) for j in (1, 2))
     assert a.converged_ and same_fit(a, b)
 
 
@@ -56,16 +56,16 @@ def test_multiclass_and_multilabel_identical_for_any_n_jobs(batch):
 def test_batches_change_the_path_not_the_optimum_on_chains():
     st, _, _, lengths, _ = random_chain_problem(3, n_seq=30, max_T=5, K=3)
     Cs = np.full(len(lengths), 0.5)
-    ref = fit_sdm(st, Cs, 1e-9, 100000, 0)
+    ref = solve(SDM(), st, Cs, 1e-9, 100000, 0)
     assert ref.converged
     for batch in (4, 30, 1000):           # 1000 > n: the whole pass is one block
         for jobs in (1, 2):
-            res = fit_sdm(st, Cs, 1e-9, 100000, 0, n_jobs=jobs, oracle_batch=batch)
+            res = solve(SDM(oracle_batch=batch), st, Cs, 1e-9, 100000, 0, n_jobs=jobs)
             assert res.converged
             assert res.dual == pytest.approx(ref.dual, rel=1e-9, abs=1e-9)
             assert 0 <= res.gap <= 1e-6 * max(1.0, abs(res.dual))
     # blocks do change the path: another number of oracle calls than the sequential method
-    res = fit_sdm(st, Cs, 1e-9, 100000, 0, oracle_batch=30)
+    res = solve(SDM(oracle_batch=30), st, Cs, 1e-9, 100000, 0)
     assert (res.n_oracle_calls, res.n_iter) != (ref.n_oracle_calls, ref.n_iter)
 
 
@@ -74,7 +74,7 @@ def test_batches_reach_the_same_multiclass_optimum(C):
     X, y = random_multiclass(n=200, d=8, K=4, seed=7)
     ref = MulticlassSSVM(C=C, tol=1e-8, max_iter=100000).fit(X, y)
     for batch in (8, 200):
-        est = MulticlassSSVM(C=C, tol=1e-8, max_iter=100000, oracle_batch=batch, n_jobs=2).fit(X, y)
+        est = MulticlassSSVM(C=C, tol=1e-8, max_iter=100000, solver=SDM(oracle_batch=batch), n_jobs=2).fit(X, y)
         assert est.converged_
         assert est.dual_objective_ == pytest.approx(ref.dual_objective_, rel=1e-9)
         assert est.objective_ == pytest.approx(ref.objective_, rel=1e-6)
@@ -96,13 +96,13 @@ def test_parallel_config_thread_backend_is_used():
 
     register_parallel_backend("ssvm-test-counting", CountingBackend)
     X, y, lengths = chain_data(seed=4)
-    ref = ChainSSVM(C=0.3, tol=1e-3, oracle_batch=8, n_jobs=1).fit(X, y, lengths)
+    ref = ChainSSVM(C=0.3, tol=1e-3, solver=SDM(oracle_batch=8), n_jobs=1).fit(X, y, lengths)
     with parallel_config(backend="ssvm-test-counting"):
-        other = ChainSSVM(C=0.3, tol=1e-3, oracle_batch=8, n_jobs=2).fit(X, y, lengths)
+        other = ChainSSVM(C=0.3, tol=1e-3, solver=SDM(oracle_batch=8), n_jobs=2).fit(X, y, lengths)
     assert used, "the configured backend was not used"
     assert same_fit(ref, other)
     with parallel_config(backend="loky", n_jobs=2):
-        other = ChainSSVM(C=0.3, tol=1e-3, oracle_batch=8, n_jobs=2).fit(X, y, lengths)
+        other = ChainSSVM(C=0.3, tol=1e-3, solver=SDM(oracle_batch=8), n_jobs=2).fit(X, y, lengths)
     assert same_fit(ref, other)
 
 
@@ -113,24 +113,24 @@ def test_helpers_stop_when_the_fit_raises():
     def boom(est):
         raise RuntimeError("stop here")
     with pytest.raises(RuntimeError, match="stop here"):
-        ChainSSVM(C=0.3, oracle_batch=8, n_jobs=2, callback=boom).fit(X, y, lengths)
+        ChainSSVM(C=0.3, solver=SDM(oracle_batch=8), n_jobs=2, callback=boom).fit(X, y, lengths)
     for _ in range(200):                    # joblib's pool threads wind down asynchronously
         if threading.active_count() <= before:
             break
         threading.Event().wait(0.01)
     assert threading.active_count() <= before
-    est = ChainSSVM(C=0.3, oracle_batch=8, n_jobs=2).fit(X, y, lengths)
+    est = ChainSSVM(C=0.3, solver=SDM(oracle_batch=8), n_jobs=2).fit(X, y, lengths)
     assert est.converged_
 
 
 def test_oracle_seconds_and_parameter_validation():
     X, y = random_multiclass(n=100, d=6, K=3, seed=1)
-    est = MulticlassSSVM(oracle_batch=10).fit(X, y)
+    est = MulticlassSSVM(solver=SDM(oracle_batch=10)).fit(X, y)
     assert est.oracle_seconds_ > 0
-    assert est.get_params()["oracle_batch"] == 10
-    for bad in (0, -3, 2.5, "8"):  # scikit-learn's Interval(Integral) takes True as 1
+    assert est.get_params()["solver__oracle_batch"] == 10
+    for bad in (0, -3, 2.5, "8"):
         with pytest.raises(ValueError, match="oracle_batch"):
-            MulticlassSSVM(oracle_batch=bad).fit(X, y)
+            MulticlassSSVM(solver=SDM(oracle_batch=bad)).fit(X, y)
 
 
 def test_kernel_checks_its_block_buffers():
@@ -153,7 +153,7 @@ def test_inside_threaded_cross_validation():
     no deadlock whatever joblib gives the nested call, and the same predictions."""
     from ssvmlinear.model_selection import cross_val_predict
     X, y, lengths = chain_data(seed=6)
-    est = ChainSSVM(C=0.3, tol=1e-2, oracle_batch=8, n_jobs=2)
+    est = ChainSSVM(C=0.3, tol=1e-2, solver=SDM(oracle_batch=8), n_jobs=2)
     a = cross_val_predict(est.set_params(n_jobs=1), X, y, 3, seed=0, n_jobs=1, lengths=lengths)
     b = cross_val_predict(est.set_params(n_jobs=2), X, y, 3, seed=0, n_jobs=2, lengths=lengths)
     assert np.array_equal(a, b)
@@ -166,7 +166,8 @@ def test_primal_sums_blocks_of_examples_the_same_for_any_n_jobs():
     X, y = random_multiclass(n=1000, d=8, K=4, seed=3)
     sw = np.random.default_rng(3).uniform(0, 2, X.shape[0])
     sw[::7] = 0.0
-    fits = [MulticlassSSVM(C=0.3, tol=0.05, fit_intercept=False, n_jobs=j, oracle_batch=8).fit(X, y, sample_weight=sw)
+    fits = [MulticlassSSVM(C=0.3, tol=0.05, fit_intercept=False, n_jobs=j, solver=SDM(oracle_batch=8))
+            .fit(X, y, sample_weight=sw)
             for j in (1, 2, 3)]
     assert fits[0].objective_ == fits[1].objective_ == fits[2].objective_
     W = fits[0].coef_

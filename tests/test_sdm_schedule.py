@@ -1,11 +1,11 @@
-"""SDM's schedule of type-II passes (solvers.run_type2_passes) and the objective it measures gains
-on (solvers.ascent_objective), including the scaled subproblems of Catalyst and CoCoA+."""
+"""SDM's schedule of type-II passes (solvers.sdm.run_type2_passes) and the objective it measures gains
+on (solvers.sdm.ascent_objective), including the scaled subproblems of Catalyst and CoCoA+."""
 import numpy as np
 import pytest
 
-from ssvmlinear import solvers
+from ssvmlinear.solvers import sdm
 from ssvmlinear._kernels.sdm import SDMSolver
-from ssvmlinear.solvers import ascent_objective, run_type2_passes
+from ssvmlinear.solvers.sdm import ascent_objective, run_type2_passes
 
 from test_chain_oracles import random_chain_problem
 
@@ -37,7 +37,7 @@ class ScriptedSolver:
 
 
 def test_type2_passes_stop_when_their_gain_falls_below_a_fraction_of_the_type1_gain():
-    g = solvers.TYPE2_GAIN
+    g = sdm.TYPE2_GAIN
     assert 0 < g < 1
     gains = [0.9, 0.5, 1.1 * g, 0.9 * g, 0.8, 0.7]       # of a type-I gain of 100
     duals = 1000 + 100 * np.cumsum(gains)
@@ -52,7 +52,7 @@ def test_type2_passes_stop_when_their_gain_falls_below_a_fraction_of_the_type1_g
     assert run_type2_passes(s, 1e-3, 1e-4, 900.0, 3) == 3
     assert run_type2_passes(s, 1e-3, 1e-4, 900.0, 0) == 0
     s = ScriptedSolver([(1.0, 1000.0 + 100 * k) for k in range(1, 30)], dual=1000.0)
-    assert run_type2_passes(s, 1e-3, 1e-4, 900.0, 100) == solvers.MAX_TYPE2_PASSES
+    assert run_type2_passes(s, 1e-3, 1e-4, 900.0, 100) == sdm.MAX_TYPE2_PASSES
 
 
 @pytest.mark.parametrize("sigma", [1.0, 0.5, 0.1])

@@ -5,7 +5,7 @@ import pytest
 
 from ssvmlinear import ChainSSVM, MulticlassSSVM
 from ssvmlinear._kernels.sdm import SDMSolver
-from ssvmlinear.solvers import fit_sdm
+from ssvmlinear.solvers import SDM, solve
 
 from conftest import random_multiclass
 from test_chain_oracles import random_chain_problem
@@ -15,7 +15,7 @@ from test_sdm_parallel import chain_data, check_multiclass_and_multilabel_identi
 @pytest.mark.parametrize("shards", [2, 3])
 def test_results_identical_for_any_n_jobs(shards):
     X, y, lengths = chain_data(seed=1)
-    fits = [ChainSSVM(C=0.5, tol=1e-3, shards=shards, n_jobs=j, random_state=1).fit(X, y, lengths)
+    fits = [ChainSSVM(C=0.5, tol=1e-3, solver=SDM(shards=shards), n_jobs=j, random_state=1).fit(X, y, lengths)
             for j in (1, 2, 3)]
     assert fits[0].converged_
     assert same_fit(fits[0], fits[1]) and same_fit(fits[0], fits[2])
@@ -27,11 +27,11 @@ def test_results_identical_for_any_n_jobs(shards):
 def test_shards_reach_the_plain_optimum_on_chains(C):
     st, _, _, lengths, _ = random_chain_problem(3, n_seq=40, max_T=5, K=3)
     Cs = np.full(len(lengths), C)
-    ref = fit_sdm(st, Cs, 1e-9, 100000, 0)
+    ref = solve(SDM(), st, Cs, 1e-9, 100000, 0)
     assert ref.converged
     for shards in (2, 3, 40):          # 40: one example per shard
         for jobs in (1, 2):
-            res = fit_sdm(st, Cs, 1e-9, 100000, 0, n_jobs=jobs, shards=shards)
+            res = solve(SDM(shards=shards), st, Cs, 1e-9, 100000, 0, n_jobs=jobs)
             assert res.converged
             assert res.dual == pytest.approx(ref.dual, rel=1e-8, abs=1e-9)
             assert 0 <= res.gap <= 1e-6 * max(1.0, abs(res.dual))
@@ -42,7 +42,7 @@ def test_shards_reach_the_plain_optimum_on_chains(C):
 def test_shards_reach_the_plain_multiclass_optimum(C):
     X, y = random_multiclass(n=200, d=8, K=4, seed=7)
     ref = MulticlassSSVM(C=C, tol=1e-8, max_iter=100000).fit(X, y)
-    est = MulticlassSSVM(C=C, tol=1e-8, max_iter=100000, shards=2, n_jobs=2).fit(X, y)
+    est = MulticlassSSVM(C=C, tol=1e-8, max_iter=100000, solver=SDM(shards=2), n_jobs=2).fit(X, y)
     assert est.converged_
     assert est.dual_objective_ == pytest.approx(ref.dual_objective_, rel=1e-8)
     assert est.objective_ == pytest.approx(ref.objective_, rel=1e-6)
@@ -54,7 +54,7 @@ def test_default_rule_and_catalyst_with_shards():
     line search works on its inner problems too, and the fit meets the 1 % relative gap."""
     X, y, lengths = chain_data(seed=3, n_seq=60)
     tight = ChainSSVM(C=20.0, tol=1e-6, max_iter=100000).fit(X, y, lengths)
-    est = ChainSSVM(C=20.0, shards=2, n_jobs=2).fit(X, y, lengths)
+    est = ChainSSVM(C=20.0, solver=SDM(shards=2), n_jobs=2).fit(X, y, lengths)
     assert est.converged_
     assert est.gap_ <= 0.01 * est.objective_
     assert tight.objective_ <= est.objective_ <= tight.objective_ * 1.01
@@ -99,17 +99,17 @@ def test_line_search_steps_keep_the_dual_feasible_and_increasing(block):
         for _ in range(100):
             if solver.run_pass(False, 1e-10) <= 1e-9:
                 break
-    ref = fit_sdm(st, Cs, 1e-9, 100000, 0)
+    ref = solve(SDM(), st, Cs, 1e-9, 100000, 0)
     assert solver.dual() == pytest.approx(ref.dual, rel=1e-8)
 
 
 def test_parameter_validation():
     X, y = random_multiclass(n=60, d=5, K=3, seed=1)
-    assert MulticlassSSVM(shards=2).fit(X, y).get_params()["shards"] == 2
+    assert MulticlassSSVM(solver=SDM(shards=2)).fit(X, y).get_params()["solver__shards"] == 2
     for bad in (0, -1, 1.5, "2"):
         with pytest.raises(ValueError, match="shards"):
-            MulticlassSSVM(shards=bad).fit(X, y)
+            MulticlassSSVM(solver=SDM(shards=bad)).fit(X, y)
     with pytest.raises(ValueError, match="oracle_batch=4 and shards=2"):
-        MulticlassSSVM(shards=2, oracle_batch=4).fit(X, y)
+        MulticlassSSVM(solver=SDM(shards=2, oracle_batch=4)).fit(X, y)
     with pytest.raises(ValueError, match="n_shards"):
         SDMSolver(random_chain_problem(0)[0], np.ones(3), 0, n_shards=0)

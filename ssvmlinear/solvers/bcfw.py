@@ -1,0 +1,64 @@
+"""BCFW: block-coordinate Frank-Wolfe (Lacoste-Julien et al. 2013) on the margin-rescaling dual
+(_kernels/solvers/bcfw.pyx)."""
+from .loop import Run, Step
+from .solver import Solver
+
+
+class BCFW(Solver):
+    """Block-coordinate Frank-Wolfe with exact line search on the margin-rescaling dual.
+
+    A step is a pass over the examples in random order, each a Frank-Wolfe step on its block
+    towards its loss-augmented label. The rule: a pass whose sum of block Frank-Wolfe gaps (each
+    measured at its step) is at most tol times the dual objective (relative, at any n and C).
+    No parameters of its own.
+
+    Examples
+    --------
+    >>> from ssvmlinear import MultiLabelSSVM
+    >>> from ssvmlinear.solvers import BCFW
+    >>> model = MultiLabelSSVM(solver=BCFW())
+    """
+    name = "bcfw"
+    title = "BCFW"
+    default_tol = 1e-3
+    distributed = None
+
+    def start(self, problem):
+        return BCFWRun(problem)
+
+
+class GapRuleRun(Run):
+    """Runs whose rule is BCFW's (block gaps <= tol |dual|, and a violation <= tol for GDMM)."""
+
+    def rule(self, gaps, violation, dual):
+        return gaps <= self.tol * max(abs(dual), 1e-300) and violation <= self.tol
+
+
+class BCFWRun(GapRuleRun):
+    tag = "bcfw"
+    title = "BCFW"
+
+    def __init__(self, problem):
+        from .._kernels.bcfw import BCFWSolver
+        self.kernel = BCFWSolver(problem.structure, problem.Cs, problem.seed)
+        if problem.state is not None:
+            self.kernel.set_state(problem.state, problem.Cs)
+            self.kernel.recompute_q()
+        self.tol = problem.tol
+        self.keep_state = problem.keep_state
+
+    def close(self):
+        self.kernel.release()      # the fitted estimator keeps the weights, not the working sets
+
+    def step(self, limit):
+        gaps = self.kernel.run_pass()
+        dual = self.kernel.dual()
+        return Step(1, dual, rule=self.rule(gaps, 0.0, dual), text=f"block gaps {gaps:.4g}")
+
+    def rule_text(self):
+        return f"the block gaps fell to tol={self.tol:.3g} of the dual"
+
+    def result(self):
+        k = self.kernel
+        return dict(n_oracle_calls=k.n_oracle_calls, working_set_size=int(k.working_set_sizes().sum()),
+                    state=k.get_state() if self.keep_state else None)

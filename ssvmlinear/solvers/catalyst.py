@@ -1,0 +1,119 @@
+"""Catalyst (Lin, Mairal & Harchaoui 2015, the strongly convex case with mu = 1) around a dual
+solver, for large C.
+
+A dual solver's passes are block-coordinate steps whose progress shrinks as C R^2 grows (R^2: an
+example's squared feature norm). Catalyst runs the solver on the better conditioned problems
+    min_w 1/2 |w|^2 + kappa/2 |w - c_k|^2 + sum_i C_i max_y [...],
+i.e. its dual with the Gram matrix and the updates of w scaled by sigma = 1 / (1 + kappa) and
+w = (v + kappa c_k) / (1 + kappa), v = sum alpha dphi, warm-started from the previous alpha; the
+centres follow Nesterov's extrapolation c_k+1 = w_k + beta (w_k - w_k-1),
+beta = (1 - sqrt(q)) / (1 + sqrt(q)), q = 1 / (1 + kappa). Every alpha is feasible for the
+original dual, so the dual at v and the primal at w_k bound the optimum after each centre: the fit
+stops on their relative gap.
+
+A run can be wrapped when its kernel offers `sigma`, `coef`, `recompute_w()`, `slack_sum()`,
+`dual()` and `primal()`, and the run an `outer_iteration(inner_tol, limit)` (SDM's).
+"""
+import numpy as np
+
+from .loop import Run, Step, gap_too_large
+
+# kappa makes C R^2 / (1 + kappa) = CATALYST_SCALE (below it, kappa = 0: no acceleration); tuned
+# on OCR chains at large C (benchmarks/large_c.py).
+CATALYST_SCALE = 100.0
+CATALYST_INNER = 0.5      # a centre's inner gap target, relative to the last centre's gap
+CATALYST_CYCLES = 4       # inner outer iterations before the inner tolerance is cut by 10
+
+
+def catalyst_kappa(structure, Cs):
+    """The proximal weight for this problem: max(0, mean C_i R^2 / CATALYST_SCALE - 1), R^2 = the
+    squared norm of the data rows per example (bias included), C_i > 0."""
+    X = getattr(structure, "X", None)
+    Cs = np.asarray(Cs, dtype=np.float64)
+    if X is None or structure.n_examples == 0 or not np.any(Cs > 0):
+        return 0.0
+    r2 = float(np.sum(X.sqnorms)) / structure.n_examples
+    return max(0.0, float(np.mean(Cs[Cs > 0])) * r2 / CATALYST_SCALE - 1.0)
+
+
+class CatalystRun(Run):
+    """A step is one centre: inner outer iterations until the inner problem's gap is at most
+    CATALYST_INNER times the last centre's gap (one oracle pass each, which also gives the primal
+    at w_k); after CATALYST_CYCLES of them the inner tolerance is cut by 10. A centre whose primal
+    is above the previous one restarts the extrapolation (beta = 0). The rule: the relative gap
+    of (primal at w_k, dual at v) <= gap_tol. Ctrl-C leaves w = v (a primal-dual pair)."""
+    rule_is_final = True
+
+    def __init__(self, inner, kappa, gap_tol):
+        self.inner = inner
+        self.kernel = k = inner.kernel
+        self.tag, self.title = inner.tag, inner.title
+        self.kappa, self.gap_tol = kappa, gap_tol
+        self.tol = inner.tol
+        self.inner_tol = inner.inner_tol
+        sigma = 1.0 / (1.0 + kappa)
+        root = np.sqrt(sigma)
+        self.beta = (1.0 - root) / (1.0 + root)
+        k.sigma = sigma
+        # w = v = sum alpha dphi here (a cold start: 0); the first centre is the start itself
+        self.last = k.coef.copy()            # w_k-1, then w_k
+        self.center = k.coef.copy()
+        self.primal_k = k.primal()
+        self.dual_k = k.dual()
+        self.gap = self.primal_k - self.dual_k
+        self.interrupted = False
+
+    def close(self):
+        self.inner.close()
+
+    def step(self, limit):
+        k = self.kernel
+        w = k.coef                           # v after the last centre (recompute_w)
+        sigma, kappa = k.sigma, self.kappa
+        np.multiply(w, sigma, out=w)         # w = (v + kappa c) / (1 + kappa)
+        w += (kappa * sigma) * self.center
+        passes = cycles = 0
+        while True:
+            passes += self.inner.outer_iteration(self.inner_tol, limit - passes)
+            cycles += 1
+            ww = float(np.dot(w, w))
+            slack = k.slack_sum()
+            # inner primal 1/2|w|^2 + kappa/2 |w - c|^2 + slack minus the inner dual
+            # L - (1 + kappa)/2 |w|^2 + kappa/2 |c|^2, L = dual() + 1/2 |w|^2
+            # (no temporary of the weight dimension)
+            inner_gap = (0.5 + kappa) * ww - kappa * float(np.dot(w, self.center)) + slack - k.dual()
+            if inner_gap <= CATALYST_INNER * self.gap or passes >= limit:
+                break
+            if cycles >= CATALYST_CYCLES:
+                self.inner_tol *= 0.1
+                cycles = 0
+        primal = 0.5 * ww + slack            # at w_k
+        b = self.beta if primal <= self.primal_k else 0.0
+        self.primal_k = primal
+        np.subtract(w, self.last, out=self.center)   # c_k+1 = w_k + beta (w_k - w_k-1)
+        self.center *= b
+        self.center += w
+        self.last[:] = w
+        k.recompute_w()                      # v: the dual of the original problem
+        dual = k.dual()
+        self.gap, self.dual_k = primal - dual, dual
+        return Step(passes, dual, primal, rule=not gap_too_large(primal, dual, self.gap_tol),
+                    text=f"kappa {kappa:.3g}")
+
+    def rule_text(self):
+        return f"the relative duality gap fell to {self.gap_tol:.3g}"
+
+    def weights(self):
+        return self.kernel.coef if self.interrupted else self.last
+
+    def on_interrupt(self):
+        self.interrupted = True
+        self.kernel.recompute_w()            # w = v: the loop evaluates the pair
+
+    def final(self, converged, last_primal):
+        if self.interrupted:
+            return self.kernel.primal(), self.kernel.dual()
+        return self.primal_k, self.dual_k
+
+    def result(self):
+        return self.inner.result()

@@ -1,0 +1,133 @@
+"""Pegasos SGD (_kernels/solvers/pegasos.pyx) on 1/2 |w|^2 + sum_i C_i psi_i(w) for any surrogate."""
+import time
+
+import numpy as np
+
+from .loop import Run, Step
+from .solver import AT_LEAST_ONE, BOOLEAN, Solver
+
+
+class Pegasos(Solver):
+    """Pegasos stochastic subgradient descent, any surrogate and search.
+
+    A step is an epoch over a random permutation in mini-batches of `batch_size`; the primal
+    objective is evaluated after every epoch with the exact search where the structure has a
+    loss-indexed oracle (else with the training search). The rule: an epoch whose primal
+    objective changed by at most tol relative to the previous epoch's. There is no dual: no
+    duality gap. With n_jobs > 1 the searches of each mini-batch are shared by threads; updates
+    are applied in batch order, so results do not depend on n_jobs.
+
+    Parameters
+    ----------
+    search : str, default "hull"
+        How the bi-criteria surrogates' most violating label is searched (ssvmlinear.search:
+        "exact", "binary", "bisecting", "angular", "hull", "hull-integral"; "none" for margin
+        rescaling).
+    batch_size : int >= 1, default 1
+        Examples per mini-batch.
+    average : bool, default True
+        Return the average of all iterates (else the last one).
+    projection : bool, default False
+        Project the iterate onto the ball of radius sqrt(sum_i C_i max loss), as in the paper.
+
+    Examples
+    --------
+    >>> from ssvmlinear import MultiLabelSSVM
+    >>> from ssvmlinear.solvers import Pegasos
+    >>> model = MultiLabelSSVM(loss="slack", solver=Pegasos(search="exact", batch_size=8))
+    """
+    name = "pegasos"
+    title = "Pegasos"
+    default_tol = 1e-3
+    distributed = None
+    max_calls = 50      # a search's oracle calls at most
+
+    def __init__(self, search="hull", batch_size=1, average=True, projection=False):
+        self.search = search
+        self.batch_size = batch_size
+        self.average = average
+        self.projection = projection
+
+    @property
+    def _kinds(self):
+        from ..search import METHODS
+        return {"search": tuple(METHODS), "batch_size": AT_LEAST_ONE, "average": BOOLEAN, "projection": BOOLEAN}
+
+    def accepts(self, loss, search=None):
+        from .cutting_plane import surrogate_problem
+        return surrogate_problem(loss, False, self.search)
+
+    def start(self, problem):
+        self.check_params()
+        return PegasosRun(self, problem)
+
+
+class PegasosRun(Run):
+    tag = "pegasos"
+    title = "Pegasos"
+    rule_is_final = True
+
+    def __init__(self, solver, problem):
+        from joblib import effective_n_jobs
+        from .._kernels.pegasos import PegasosSolver
+        from ..parallel import KernelTeam
+        from ..search import METHODS
+        from ..surrogates import parse_surrogate
+        structure = problem.structure
+        sur = parse_surrogate(problem.loss)
+        method = METHODS[solver.search]
+        n = self.n = structure.n_examples
+        n_threads = max(1, min(effective_n_jobs(problem.n_jobs), max(n, 1)))   # batches and the objective's searches
+        self.batch_size = max(1, min(int(solver.batch_size), n))   # its buffers grow with it
+        self.average = bool(solver.average)
+        ratio = 0.999 if solver.search == "angular" else 1.0      # the paper's stop for the angular search
+        self.kernel = PegasosSolver(structure, sur.kind, sur.alpha, sur.beta, method,
+                                    np.ascontiguousarray(problem.Cs, dtype=np.float64), ratio, solver.max_calls,
+                                    bool(solver.projection), self.average, self.batch_size, n_threads)
+        if problem.state is not None:
+            self.kernel.set_weights(np.ascontiguousarray(problem.state, dtype=np.float64))
+        self.rng = np.random.default_rng(problem.seed)
+        self.Cs = np.asarray(problem.Cs, dtype=np.float64)
+        self.eval_method = METHODS["exact"] if (structure.supports_loss_indexed() or sur.name == "microf1") \
+            else method
+        self.tol = problem.tol
+        self.keep_state = problem.keep_state
+        self.last = None
+        self.train_seconds = 0.0
+        # one team for the whole fit, its helpers sleeping in the kernel between mini-batches (a
+        # joblib call per mini-batch would pay joblib's result polling every time)
+        self.helpers = KernelTeam(self.kernel.team)
+        self.helpers.__enter__()
+
+    def close(self):
+        self.helpers.__exit__(None, None, None)
+
+    def primal(self):
+        w = self.weights()
+        losses = np.zeros(self.n)
+        self.kernel.losses(w, losses, self.eval_method)
+        return 0.5 * float(w @ w) + float(self.Cs @ losses)
+
+    def dual(self):
+        return np.nan
+
+    def weights(self):
+        return self.kernel.weights(self.average)
+
+    def step(self, limit):
+        order = self.rng.permutation(self.n).astype(np.intp)
+        t = time.perf_counter()
+        self.kernel.epoch(order, self.batch_size)
+        self.train_seconds += time.perf_counter() - t
+        primal, previous = self.primal(), self.last
+        self.last = primal
+        rule = previous is not None and abs(previous - primal) <= self.tol * abs(primal)
+        return Step(1, np.nan, primal, rule=rule, text=f"oracle calls {self.kernel.n_calls_total}")
+
+    def final(self, converged, last_primal):
+        return (self.last if self.last is not None else np.nan), np.nan
+
+    def result(self):
+        w = self.weights()
+        return dict(n_oracle_calls=int(self.kernel.n_calls_total), working_set_size=0,
+                    train_seconds=self.train_seconds, state=w.copy() if self.keep_state else None)

@@ -1,0 +1,193 @@
+"""SDM: the sequential dual method for margin rescaling (_kernels/solvers/sdm.pyx)."""
+import numpy as np
+
+from .._kernels.sdm import SDMSolver
+from .loop import GAP_CHECK_EVERY, Run, Step
+from .solver import AT_LEAST_ONE, Solver
+
+# Type-II passes (working sets only) allowed between two type-I (oracle) passes.
+MAX_TYPE2_PASSES = 10
+# A type-II pass is followed by another only if it raised the dual by at least TYPE2_GAIN times
+# what the type-I pass did: their gains fall fast while each costs a fixed fraction of a type-I pass
+# (benchmarks/planted_vs_liblinear.py, benchmarks/ocr_chain.py). A gain, not a time: results stay
+# deterministic.
+TYPE2_GAIN = 0.2
+# SDM on a memory-mapped data set (ssvm-convert's cache): passes visit shuffled blocks of this many
+# consecutive examples, shuffled within each block, and read the next block ahead while visiting
+# one, so a pass reads the file in long runs instead of a page per example
+# (benchmarks/cluster.py --mmap-limit-mb).
+MMAP_VISIT_BLOCK = 4096
+
+
+def ascent_objective(kernel):
+    """The objective a dual kernel's passes raise: its dual, minus (1/sigma - 1)/2 |w|^2
+    when it solves a scaled subproblem (sigma < 1: Catalyst's inner problems, CoCoA+'s local
+    ones; up to a constant)."""
+    w = kernel.coef
+    return kernel.ws.linear_term() - 0.5 / kernel.sigma * float(np.dot(w, w))
+
+
+def run_type2_passes(kernel, tol, inner_tol, before_type1, limit, after_pass=None):
+    """SDM's type-II passes (working sets only, SMO steps to inner_tol) after a type-I pass that
+    started at ascent_objective = before_type1: at most min(MAX_TYPE2_PASSES, limit), and each only
+    while the last one's KKT violation was above tol and its gain at least TYPE2_GAIN times the
+    type-I pass's. after_pass(objective) runs after each. Returns the number of passes run."""
+    last = ascent_objective(kernel)
+    type1_gain = last - before_type1
+    count = max(0, min(MAX_TYPE2_PASSES, limit))
+    for k in range(count):
+        viol = kernel.run_pass(False, inner_tol)
+        now = ascent_objective(kernel)
+        if after_pass is not None:
+            after_pass(now)
+        if viol <= tol or now - last < TYPE2_GAIN * type1_gain:
+            return k + 1
+        last = now
+    return count
+
+
+class SDM(Solver):
+    """Sequential dual method (Balamurugan et al. 2011) for margin rescaling.
+
+    A step is a type-I pass: the loss-augmented oracle on every example, each followed by SMO
+    steps on its working set; type-II passes (working sets only) follow while they pay. The rule
+    (LIBLINEAR -s 4's): a type-I pass whose largest KKT violation is <= tol. With the default rule
+    at large C (C R^2 above catalyst.CATALYST_SCALE), SDM runs inside Catalyst; on a Dask cluster
+    inside CoCoA+.
+
+    Parameters
+    ----------
+    oracle_batch : int >= 1, default 1
+        Type-I passes take the shuffled examples in blocks of this many, whose oracles are all
+        asked at the block's starting weights by n_jobs threads before the block's visits (1: the
+        plain sequential method). Results depend on it, not on n_jobs.
+    shards : int >= 1, default 1
+        Every pass runs in rounds whose examples are cut into this many shards visited
+        concurrently against their own copies of the weights, combined by an exact line search on
+        the dual. Pays where visits are costly and the shards' changes add up (chains); on sparse
+        multiclass problems oracle_batch is the better use of threads. Not with oracle_batch > 1.
+
+    Examples
+    --------
+    >>> from ssvmlinear import ChainSSVM
+    >>> from ssvmlinear.solvers import SDM
+    >>> model = ChainSSVM(solver=SDM(shards=2), n_jobs=2)
+    """
+    name = "sdm"
+    title = "SDM"
+    default_tol = 0.1
+    distributed = "cocoa"
+    _kinds = {"oracle_batch": AT_LEAST_ONE, "shards": AT_LEAST_ONE}
+
+    def __init__(self, oracle_batch=1, shards=1):
+        self.oracle_batch = oracle_batch
+        self.shards = shards
+
+    def start(self, problem):
+        from ..distributed import cluster_of
+        from .catalyst import CatalystRun, catalyst_kappa
+        self.check_params()
+        client = cluster_of(problem.structure)
+        if client is not None:
+            from .cocoa import CoCoARun
+            return CoCoARun(self, client, problem)
+        run = SDMRun(self, problem)
+        kappa = catalyst_kappa(problem.structure, problem.Cs) if problem.gap_tol is not None else 0.0
+        return CatalystRun(run, kappa, problem.gap_tol) if kappa > 0 else run
+
+    # CoCoA+ (cocoa.py): the local solver on a shard and its rounds
+    cocoa_gap_only = True          # its measured gap is the true one: a default fit stops on it
+
+    def local_kernel(self, structure, Cs, seed, exact_violators):
+        return SDMSolver(structure, Cs, seed, visit_block=MMAP_VISIT_BLOCK if structure.X.memory_mapped else 0)
+
+    def local_round(self, kernel, tol):
+        """A type-I pass and its type-II passes; (rule value, passes)."""
+        before = ascent_objective(kernel)
+        rule = kernel.run_pass(True, 0.1 * tol)
+        return rule, 1 + run_type2_passes(kernel, tol, 0.1 * tol, before, MAX_TYPE2_PASSES)
+
+    def local_slack(self, kernel, half_ww):
+        return kernel.slack_sum()
+
+    def local_calls(self, kernel):
+        return kernel.n_oracle_calls
+
+    def local_working_set(self, kernel):
+        return int(kernel.working_set_sizes().sum())
+
+    @staticmethod
+    def rule_of_rounds(rules, tol, dual):
+        return max(rules) <= tol
+
+
+class SDMRun(Run):
+    tag = "sdm"
+    title = "SDM"
+
+    def __init__(self, solver, problem):
+        from joblib import effective_n_jobs
+        from ..parallel import KernelTeam
+        structure, n = problem.structure, problem.structure.n_examples
+        batch, shards = int(solver.oracle_batch), int(solver.shards)
+        if shards > 1 and batch > 1:
+            raise ValueError(f"SDM: oracle_batch={batch} and shards={shards}: SDM's threads share either oracle "
+                             f"blocks or shards, not both (set one of them to 1)")
+        self.batch = min(batch, max(n, 1))     # a block of all examples at most: its buffers grow with it
+        threads = max(1, min(effective_n_jobs(problem.n_jobs), max(n, 1)))
+        self.kernel = SDMSolver(structure, problem.Cs, problem.seed, batch=self.batch, n_threads=threads,
+                                n_shards=min(shards, max(n, 1)),
+                                visit_block=MMAP_VISIT_BLOCK if structure.X.memory_mapped else 0)
+        if problem.state is not None:
+            self.kernel.set_state(problem.state, problem.Cs)
+        self.keep_state = problem.keep_state
+        self.tol = problem.tol
+        self.inner_tol = 0.1 * problem.tol
+        self.monitor = problem.monitor
+        self.outer = 0
+        self.last_dual = None
+        self.dual_before = None
+        # threads - 1 helpers run for the whole fit, sleeping in the kernel between shared oracle
+        # blocks (parallel.KernelTeam: one joblib call per fit)
+        self.helpers = KernelTeam(self.kernel.team)
+        self.helpers.__enter__()
+
+    def close(self):
+        self.helpers.__exit__(None, None, None)
+        self.kernel.release()      # the fitted estimator keeps the weights, not the working sets
+
+    def step(self, limit):
+        k = self.kernel
+        self.dual_before = self.last_dual if self.last_dual is not None else k.dual()
+        viol = k.run_pass(True, self.inner_tol, self.batch)
+        self.outer += 1
+        self.last_dual = k.dual()
+        return Step(1, self.last_dual, k.primal() if self.monitor else np.nan, rule=viol <= self.tol,
+                    periodic=self.monitor or self.outer % GAP_CHECK_EVERY == 0, text=f"violation {viol:.3e}")
+
+    def after_step(self, limit):
+        duals = []      # the dual after each (sigma = 1: the ascent objective)
+        run_type2_passes(self.kernel, self.tol, self.inner_tol, self.dual_before, limit, duals.append)
+        if duals:
+            self.last_dual = duals[-1]
+        return duals
+
+    def tighten(self):
+        self.tol *= 0.1
+        self.inner_tol *= 0.1
+
+    def rule_text(self):
+        return f"the KKT violation fell to tol={self.tol:.3g}"
+
+    def outer_iteration(self, inner_tol, limit):
+        """Catalyst's hook: a type-I pass and its type-II passes at inner_tol; returns passes."""
+        k = self.kernel
+        before = ascent_objective(k)
+        k.run_pass(True, inner_tol, self.batch)
+        return 1 + run_type2_passes(k, inner_tol, inner_tol, before, limit - 1)
+
+    def result(self):
+        k = self.kernel
+        return dict(n_oracle_calls=k.n_oracle_calls, oracle_seconds=k.oracle_seconds,
+                    working_set_size=int(k.working_set_sizes().sum()),
+                    state=k.get_state() if self.keep_state else None)
