@@ -194,7 +194,7 @@ def main():
         for k in (1, 2):
             est, secs, peaks, shard_mb, floor, load = run_cluster(k, fit_mc, path, cache)
             loads.append(load)
-            rounds = len(est.objective_curve_)
+            rounds = len(est.objective_curve_)       # one entry per CoCoA+ round
             # per round: w to every worker and its local iterate back
             print(f"{f'CoCoA+ SDM, {k} worker(s)':24s} {secs:8.1f} {est.n_iter_:7d} {rounds:7d} "
                   f"{est.gap_ / est.objective_:8.4f} {est.objective_:12.6g} {2 * weights_mb * k:9.1f}  "

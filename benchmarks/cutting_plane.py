@@ -34,7 +34,7 @@ import numpy as np
 
 from ssvmlinear import ChainSSVM, load_svmlight_file
 from ssvmlinear.exceptions import ConvergenceWarning
-from ssvmlinear.solvers import fit_cutting_plane, fit_sdcd
+from ssvmlinear.solvers import SDCD, CuttingPlane, solve
 from ssvmlinear.validation import check_csr
 from ssvmlinear._kernels.chain import ChainStructure
 from ssvmlinear._kernels.dataset import CSRDataset
@@ -78,13 +78,13 @@ def same_working_sets(C, Xtr, ytr, ltr, max_iter, polish=5000):
     from ssvmlinear._kernels.cuttingplane import OneSlackOracle
     st = structure(Xtr, ytr, ltr)
     Cs = np.full(st.n_examples, C)
-    sd = fit_sdcd(st, Cs, 1e-4, max_iter, 0, keep_state=True)
+    sd = solve(SDCD(), st, Cs, 1e-4, max_iter, 0, loss="lse", keep_state=True)
     orc = OneSlackOracle(st, Cs, True)
     orc.set_caches(sd.state)
     _, hsum, _ = orc.cache_pass(sd.w, np.zeros(st.n_weights))
     sd_primal = 0.5 * float(sd.w @ sd.w) + hsum
     t = time.perf_counter()
-    cp = fit_cutting_plane(st, Cs, 0.1, max_iter, lse=True, init_caches=sd.state, oracle=False)
+    cp = solve(CuttingPlane(init_caches=sd.state, oracle=False), st, Cs, 0.1, max_iter, 0, loss="lse")
     cp_seconds = time.perf_counter() - t
     # the reference optimum on these sets: LSE-SDCD continued with type-II passes only (the sets
     # stay fixed) until its primal-dual gap is below eps / 100
@@ -129,13 +129,13 @@ def oracle_pass_speedup(Xtr, ytr, ltr, C, reps=15):
     total CPU of the serial pass / that schedule's makespan."""
     from ssvmlinear._kernels.cuttingplane import OneSlackOracle
     from concurrent.futures import ThreadPoolExecutor
-    from ssvmlinear.solvers import CP_CHUNKS
+    from ssvmlinear.solvers.cutting_plane import CP_CHUNKS
     st = structure(Xtr, ytr, ltr)
     n = st.n_examples
     Cs = np.full(n, C)
     out = {}
     for loss in ("margin", "lse"):
-        r = fit_cutting_plane(st, Cs, 0.1, 60, lse=loss == "lse")
+        r = solve(CuttingPlane(), st, Cs, 0.1, 60, 0, loss=loss)
         bounds = np.linspace(0, n, CP_CHUNKS + 1).astype(np.int64)
         a = np.zeros(st.n_weights)
 

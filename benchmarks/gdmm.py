@@ -105,7 +105,7 @@ def planted_multilabel(K, n, d=47236, nnz=60, seed=0, group=6, proto=30):
 
 def multilabel_structure(X, Y):
     from ssvmlinear._kernels.dataset import CSRDataset
-    from ssvmlinear.multilabel import _fit_edges, _structure
+    from ssvmlinear.models.multilabel import _fit_edges, _structure
     return _structure(CSRDataset(sp.csr_matrix(X), -1.0), Y, _fit_edges("full", Y), False)
 
 
@@ -390,7 +390,7 @@ def main():
         ml = dict(data="multilabel", seed=0, C=args.C, rho=args.rho, eta=args.eta, checkpoints=[])
         print("\nCorrelated multi-label like RCV1-regions (228 labels, 23,149 examples, 47,236 features, every label "
               "pair a factor: 25,878 pair tables), C = %g" % args.C)
-        from ssvmlinear.multilabel import PairwiseLP
+        from ssvmlinear.models.multilabel import PairwiseLP
         a, b = np.triu_indices(228, 1)
         c = np.concatenate([np.random.default_rng(0).normal(-1, 1, 228), np.random.default_rng(1).normal(0, 0.05, len(a))])
         t_lp = {}

@@ -1,11 +1,11 @@
 """SDM at large C: the default fit (tol=None: relative duality gap <= 1 %) with and without the
-Catalyst acceleration of solvers.fit_sdm, on OCR letters (folds 1-9 train, fold 0 test).
+Catalyst acceleration of SDM (ssvmlinear.solvers.catalyst), on OCR letters (folds 1-9 train, fold 0 test).
 
   chain       ChainSSVM(C, fit_intercept=False)       47,535 letters, 6,251 words, 26 tags
   multiclass  MulticlassSSVM(C, fit_intercept=False)  the same letters as independent examples
 
 "accelerated" is the shipped default; "plain" is the same fit with the acceleration switched off
-(solvers.CATALYST_SCALE = inf: SDM's type-I / type-II schedule and its KKT rule at tol 0.1 plus the
+(solvers.catalyst.CATALYST_SCALE = inf: SDM's type-I / type-II schedule and its KKT rule at tol 0.1 plus the
 1 % gap, as before). Both run max_iter passes at most (1000, the estimators' default). The two
 are interleaved within each repetition; seconds are medians of --reps wall-clock fit() times, the
 other columns come from the first repetition (the fits are deterministic). Relative gap =
@@ -31,10 +31,10 @@ from ocr_chain import load_partition        # noqa: E402
 
 def fit(kind, C, data, accelerated, max_iter):
     from ssvmlinear import ChainSSVM, ConvergenceWarning, MulticlassSSVM
-    from ssvmlinear import solvers
+    from ssvmlinear.solvers import catalyst      # catalyst_kappa reads CATALYST_SCALE there at fit time
     Xtr, ytr, ltr, Xte, yte, lte = data
-    saved = solvers.CATALYST_SCALE
-    solvers.CATALYST_SCALE = saved if accelerated else float("inf")
+    saved = catalyst.CATALYST_SCALE
+    catalyst.CATALYST_SCALE = saved if accelerated else float("inf")
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
@@ -48,7 +48,7 @@ def fit(kind, C, data, accelerated, max_iter):
                 seconds = time.perf_counter() - t
                 acc = est.score(Xte, yte)
     finally:
-        solvers.CATALYST_SCALE = saved
+        catalyst.CATALYST_SCALE = saved
     return dict(seconds=seconds, passes=int(est.n_iter_), converged=bool(est.converged_),
                 gap=float(est.gap_ / est.objective_), objective=float(est.objective_), accuracy=acc)
 
@@ -60,7 +60,7 @@ def main():
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--max-iter", type=int, default=1000)
     args = ap.parse_args()
-    from ssvmlinear.solvers import CATALYST_SCALE
+    from ssvmlinear.solvers.catalyst import CATALYST_SCALE
     data = load_partition("large")
     Xtr, _, ltr = data[:3]
     sq = np.asarray(Xtr.multiply(Xtr).sum(axis=1)).ravel()

@@ -91,6 +91,8 @@ CHAIN_PARAMS = {"sdcd": dict(loss="lse"), "sdm": dict(loss="margin"),
                 "cp": dict(solver="cutting-plane", loss="lse", max_iter=100000),
                 "cp-margin": dict(solver="cutting-plane", loss="margin", max_iter=100000)}
 LABEL = {"sdcd": "SDCD", "sdm": "SDM", "cp": "CP", "cp-margin": "CP-margin", "crf": "CRFsuite"}
+# options that are SDM's own parameters (ChainSSVM(solver=SDM(oracle_batch=B))), not the estimator's
+SDM_OPTIONS = ("oracle_batch", "shards")
 
 
 def paper(table, C, fold):
@@ -121,13 +123,18 @@ def maxrss_bytes():
 
 
 def fit_chain(solver, C, Xtr, ytr, ltr, Xte, yte, lte, options=None):
-    """options: extra ChainSSVM parameters (n_jobs, oracle_batch, ...)."""
+    """options: extra ChainSSVM parameters (n_jobs, ...) and SDM's (oracle_batch, shards)."""
     from ssvmlinear import ChainSSVM, ConvergenceWarning
+    from ssvmlinear.solvers import SDM
+    params = {**CHAIN_PARAMS[solver], **(options or {})}
+    sdm_params = {k: params.pop(k) for k in SDM_OPTIONS if k in params}
+    if sdm_params:
+        params["solver"] = SDM(**sdm_params)
     rss0 = maxrss_bytes()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         t = time.perf_counter()
-        est = ChainSSVM(C=C, **{**CHAIN_PARAMS[solver], **(options or {})}).fit(Xtr, ytr, ltr)
+        est = ChainSSVM(C=C, **params).fit(Xtr, ytr, ltr)
         seconds = time.perf_counter() - t
     rss1 = maxrss_bytes()
     oracle_seconds = getattr(est, "oracle_seconds_", None)

@@ -9,7 +9,7 @@ that the rounds of sharded passes can be set; every time is the solver's clock.
 
 A. The machine: a plain one-thread fit alone, then two of them at once in two processes (fork:
    the same pages of X). Two threads sharing one fit cannot beat 2 / (the slowdown of each).
-B. Sharded passes, S = 2, rounds as MulticlassSSVM(shards=2) runs them (S x max(256, n_weights / 8)
+B. Sharded passes, S = 2, rounds as MulticlassSSVM(solver=SDM(shards=2)) runs them (S x max(256, n_weights / 8)
    examples: one round per pass here, so the combination, a dense pass over w, costs once per
    pass): seconds per type-I and type-II pass (medians), passes to tol, fit seconds -- plain SDM,
    the sharded passes on one thread (their cost alone) and on two.
@@ -38,7 +38,7 @@ from ssvmlinear._kernels.dataset import CSRDataset          # noqa: E402
 from ssvmlinear._kernels.multiclass import MulticlassStructure      # noqa: E402
 from ssvmlinear._kernels.sdm import SDMSolver               # noqa: E402
 from ssvmlinear.parallel import KernelTeam                  # noqa: E402
-from ssvmlinear.solvers import ascent_objective, run_type2_passes   # noqa: E402
+from ssvmlinear.solvers.sdm import ascent_objective, run_type2_passes   # noqa: E402
 
 
 def structure_of(X, y):
@@ -47,7 +47,7 @@ def structure_of(X, y):
 
 
 def drive(structure, C, tol, max_passes, **solver_kw):
-    """SDM's outer loop (fit_sdm without the gap checks): a type-I pass, type-II passes while they
+    """SDM's outer loop (solvers.sdm.SDMRun without the gap checks): a type-I pass, type-II passes while they
     pay, until a type-I pass's violation <= tol. Returns per pass (type-I?, seconds, violation,
     dual, step) and the fit's seconds."""
     solver = SDMSolver(structure, np.full(structure.n_examples, C), 1, **solver_kw)

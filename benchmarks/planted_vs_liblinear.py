@@ -41,6 +41,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ssvmlinear.solvers import SDM
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from planted import planted       # noqa: E402
 from multiclass_vs_liblinear import load_split       # noqa: E402
@@ -173,9 +175,9 @@ def main():
         configs = [("SDM, 1 thread", dict(n_jobs=1))]
         if args.oracle_batch:
             configs.append((f"SDM, n_jobs=2, oracle_batch={args.oracle_batch}",
-                            dict(n_jobs=2, oracle_batch=args.oracle_batch)))
+                            dict(n_jobs=2, solver=SDM(oracle_batch=args.oracle_batch))))
         if args.shards:
-            configs.append((f"SDM, n_jobs=2, shards={args.shards}", dict(n_jobs=2, shards=args.shards)))
+            configs.append((f"SDM, n_jobs=2, shards={args.shards}", dict(n_jobs=2, solver=SDM(shards=args.shards))))
         # (oracle blocks change the trajectory: each configuration gets its own monitored run)
         found = {}
         for name, kw in configs:

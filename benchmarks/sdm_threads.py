@@ -1,4 +1,4 @@
-"""SDM with two threads on OCR chains: sharded passes (shards=2) and oracle blocks (oracle_batch)
+"""SDM with two threads on OCR chains: sharded passes (SDM(shards=2)) and oracle blocks (oracle_batch)
 vs the plain sequential method, at the same objective -- issue 18's "chains with n_jobs=2 >= 1.4x
 faster than with 1" row.
 
@@ -7,9 +7,9 @@ chain, 128 pixel features, 26 tags, no bias (benchmarks/ocr_chain.py's "large" s
 
 Runs (ChainSSVM, solver "sdm"), interleaved within each of --reps repetitions, in this process:
   plain       n_jobs=1                  the sequential method (the default)
-  blocks      oracle_batch=64, n_jobs=2 type-I oracles of blocks of 64 shared by 2 threads
-  shards/1    shards=2, n_jobs=1        sharded passes on one thread (the cost of sharding alone)
-  shards/2    shards=2, n_jobs=2        the same passes on two threads (identical results)
+  blocks      SDM(oracle_batch=64), n_jobs=2 type-I oracles of blocks of 64 shared by 2 threads
+  shards/1    SDM(shards=2), n_jobs=1        sharded passes on one thread (the cost of sharding alone)
+  shards/2    SDM(shards=2), n_jobs=2        the same passes on two threads (identical results)
 
 Table 1, the same objective: every run uses the plain method's rule at an explicit tol (so no
 Catalyst acceleration at C = 1: its centres are coarse points on the curve) and max_iter passes;
@@ -31,11 +31,13 @@ from pathlib import Path
 
 import numpy as np
 
+from ssvmlinear.solvers import SDM
+
 DATA = Path(__file__).resolve().parent.parent / "data"
 RUNS = [("plain", dict(n_jobs=1)),
-        ("blocks", dict(oracle_batch=64, n_jobs=2)),
-        ("shards/1", dict(shards=2, n_jobs=1)),
-        ("shards/2", dict(shards=2, n_jobs=2))]
+        ("blocks", dict(solver=SDM(oracle_batch=64), n_jobs=2)),
+        ("shards/1", dict(solver=SDM(shards=2), n_jobs=1)),
+        ("shards/2", dict(solver=SDM(shards=2), n_jobs=2))]
 EPS = (1e-3, 1e-4)
 
 

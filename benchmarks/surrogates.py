@@ -29,10 +29,39 @@ from ssvmlinear.exceptions import ConvergenceWarning
 from ssvmlinear.io import load_svmlight_file
 from ssvmlinear.metrics import (example_accuracy, hamming_loss, macro_f1, micro_f1,
                                 subset_accuracy)
+from ssvmlinear.solvers import CuttingPlane, Pegasos
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 SEARCHES = ["exact", "angular", "hull-integral", "hull", "bisecting", "binary", "none"]
 warnings.simplefilter("ignore", ConvergenceWarning)
+
+
+def solver_of(name, search):
+    """The solver object of (solver name, search): the search is a parameter of Pegasos and of
+    the cutting plane; the other solvers (SDM) have none."""
+    if name == "pegasos":
+        return Pegasos(search=search)
+    if name == "cutting-plane":
+        return CuttingPlane(search=search)
+    return name
+
+
+class ClockedPegasos(Pegasos):
+    """Pegasos that also records its training seconds (evaluations of the primal excluded) after
+    every epoch, in `train_curve` (the estimators' timestamps_ are wall-clock seconds, the
+    per-epoch primal evaluations included)."""
+
+    def start(self, problem):
+        run = super().start(problem)
+        self.train_curve = []
+        step = run.step
+
+        def timed(limit):
+            out = step(limit)
+            self.train_curve.append(run.train_seconds)
+            return out
+        run.step = timed
+        return run
 
 
 def load_ocr():
@@ -127,7 +156,7 @@ def ocr_rows(Xtr, ytr, ltr, Xte, yte, lte, epochs, Cs):
     runs = [("margin", "none"), ("slack", "hull"), ("beta:0.25", "hull"), ("beta:0.5", "hull"),
             ("beta:0.75", "hull"), ("probloss", "hull"), ("probloss-convex", "hull")]
     for loss, search in runs:
-        kw = dict(solver="pegasos", loss=loss, search=search, max_iter=epochs, tol=1e-12, random_state=0)
+        kw = dict(solver=Pegasos(search=search), loss=loss, max_iter=epochs, tol=1e-12, random_state=0)
         scores = [ChainSSVM(C=C, **kw).fit(Xtr[~tok], ytr[~tok], ltr[~words]).score(Xtr[tok], ytr[tok], ltr[words])
                   for C in Cs]
         C = Cs[int(np.argmax(scores))]
@@ -152,7 +181,7 @@ def scene_rows(X, Y, Xt, Yt, epochs, Cs):
             ("margin", "none", "sdm"), ("slack", "exact", "cutting-plane"),
             ("microf1", "exact", "cutting-plane")]
     for loss, search, solver in runs:
-        kw = dict(solver=solver, loss=loss, search=search, fit_intercept=True, random_state=0)
+        kw = dict(solver=solver_of(solver, search), loss=loss, fit_intercept=True, random_state=0)
         kw.update(dict(max_iter=epochs, tol=1e-12) if solver == "pegasos" else
                   dict(max_iter=2000, tol=0.01 if solver == "cutting-plane" else None))
         scores = []
@@ -173,7 +202,7 @@ def figure4(Xtr, ytr, ltr, words, epochs, png, C=0.01):
     starts = np.concatenate([[0], np.cumsum(ltr)])
     tok = np.concatenate([np.arange(starts[i], starts[i + 1]) for i in sel])
     X, y, L = Xtr[tok], ytr[tok], ltr[sel]
-    ref = ChainSSVM(C=C, solver="cutting-plane", loss="slack", search="exact", tol=1e-3,
+    ref = ChainSSVM(C=C, solver=CuttingPlane(search="exact"), loss="slack", tol=1e-3,
                     max_iter=3000).fit(X, y, L)
     curves = {}
     print(f"\n== objective vs training time, slack-rescaled Pegasos (projection, averaging) on {words} "
@@ -181,9 +210,10 @@ def figure4(Xtr, ytr, ltr, words, epochs, png, C=0.01):
           f"{ref.dual_objective_:.6f}) ==")
     print(f"{'search':>14} | {'final exact primal':>18} | {'rel. to CP':>10} | {'train s':>7} | {'calls/word/epoch':>16}")
     for search in ["exact", "angular", "hull-integral", "hull", "bisecting", "binary", "none"]:
-        m = ChainSSVM(C=C, solver="pegasos", loss="slack", search=search, max_iter=epochs, tol=1e-12,
-                      projection=True, random_state=0).fit(X, y, L)
-        curves[search] = (m.timestamps_, m.objective_curve_)
+        clocked = ClockedPegasos(search=search, projection=True)
+        m = ChainSSVM(C=C, solver=clocked, loss="slack", max_iter=epochs, tol=1e-12,
+                      random_state=0).fit(X, y, L)
+        curves[search] = (np.array(clocked.train_curve), m.objective_curve_)
         print(f"{search:>14} | {m.objective_:18.6f} | {m.objective_ / ref.objective_ - 1:+10.2e} | "
               f"{m.train_seconds_:7.3f} | {m.n_oracle_calls_ / (len(L) * m.n_iter_):16.2f}", flush=True)
     if png:
@@ -212,9 +242,9 @@ def epoch_cost(Xtr, ytr, ltr, X, Y, reps=5):
     res = {r: ([], []) for r in runs}
     for rep in range(reps):
         for loss, s in runs:
-            o = ChainSSVM(C=0.1, solver="pegasos", loss=loss, search=s, max_iter=3, tol=1e-12,
+            o = ChainSSVM(C=0.1, solver=Pegasos(search=s), loss=loss, max_iter=3, tol=1e-12,
                           random_state=rep).fit(Xtr, ytr, ltr)
-            m = MultiLabelSSVM(C=0.1, solver="pegasos", loss=loss, search=s, max_iter=20, tol=1e-12,
+            m = MultiLabelSSVM(C=0.1, solver=Pegasos(search=s), loss=loss, max_iter=20, tol=1e-12,
                                fit_intercept=True, random_state=rep).fit(X, Y)
             res[loss, s][0].append(o.train_seconds_ / o.n_iter_)
             res[loss, s][1].append(m.train_seconds_ / m.n_iter_)
@@ -243,10 +273,10 @@ def main():
         Xs, ys, Ls = Xtr[: starts[n]], ytr[: starts[n]], ltr[:n]
         for warm in (False, True):
             search_table(f"OCR letters ({n} train words)",
-                         ChainSSVM(C=0.1, solver="cutting-plane", loss="slack", search="exact", tol=0.01),
+                         ChainSSVM(C=0.1, solver=CuttingPlane(search="exact"), loss="slack", tol=0.01),
                          lambda e: e.fit(Xs, ys, Ls), lambda e: ocr_structure(e, Xs, ys, Ls), warm=warm)
             search_table(f"scene ({n} train examples)",
-                         MultiLabelSSVM(C=0.1, solver="cutting-plane", loss="slack", search="exact",
+                         MultiLabelSSVM(C=0.1, solver=CuttingPlane(search="exact"), loss="slack",
                                         tol=0.01, fit_intercept=True),
                          lambda e: e.fit(X[:n], Y[:n]), lambda e: scene_structure(e, X[:n], Y[:n]),
                          warm=warm)

@@ -1,64 +1,11 @@
-"""Sequence labeling (chain) structural SVM estimator."""
-
-import numpy as np
+"""Sequence labeling (chain) structural SVM: the scikit-learn estimator."""
 from sklearn.base import ClassifierMixin, _fit_context
-from sklearn.utils.validation import _check_sample_weight
 
-from .base import StructuredSSVM, COMMON_CONSTRAINTS
-from .distributed import decode_all
-from .validation import check_csr, check_class_labels
-from ._kernels.dataset import CSRDataset
-from ._kernels.chain import ChainStructure
+from .base import COMMON_CONSTRAINTS, StructuredSSVM
+from .models.chain import ChainModel
 
 
-def check_lengths(lengths, n_rows):
-    lengths = np.asarray(lengths)
-    if lengths.ndim != 1 or not np.issubdtype(lengths.dtype, np.integer):
-        raise ValueError("lengths must be a 1-D integer array (one entry per sequence)")
-    if lengths.size and lengths.min() < 1:
-        raise ValueError("every sequence must have at least one token")
-    if lengths.sum() != n_rows:
-        raise ValueError(f"lengths sum to {lengths.sum()} but X has {n_rows} rows (tokens)")
-    return lengths.astype(np.int64)
-
-
-def sequence_lengths(lengths, sequence_ids, n_rows, method="fit"):
-    """The lengths of the sequences given by `lengths` (one entry per sequence) or by
-    `sequence_ids` (one id per row; a sequence is a run of equal consecutive ids, as the svmlight
-    qid), exactly one of them."""
-    if (lengths is None) == (sequence_ids is None):
-        if lengths is None:
-            raise ValueError(f"ChainSSVM.{method} needs lengths or sequence_ids (the sequences of X's rows)")
-        raise ValueError(f"ChainSSVM.{method}: pass either lengths or sequence_ids, not both")
-    if lengths is not None:
-        return check_lengths(lengths, n_rows)
-    ids = np.asarray(sequence_ids)
-    if ids.ndim != 1 or ids.shape[0] != n_rows:
-        raise ValueError(f"sequence_ids has {ids.shape[0] if ids.ndim == 1 else ids.shape} entries; "
-                         f"expected one per row of X ({n_rows})")
-    starts = np.flatnonzero(np.concatenate([[True], ids[1:] != ids[:-1]]))
-    return np.diff(np.append(starts, n_rows)).astype(np.int64)
-
-
-def sequence_weights(sample_weight, lengths, n_rows):
-    """Per-sequence weights from one weight per sequence or one per row (constant within each
-    sequence: the form model selection slices with the rows); not all zero."""
-    n_seq = lengths.shape[0]
-    if sample_weight is not None and np.ndim(sample_weight) == 1 and len(sample_weight) == n_rows != n_seq:
-        sw = _check_sample_weight(sample_weight, np.empty((n_rows, 0)), dtype=np.float64, ensure_non_negative=True)
-        starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
-        first = sw[starts]
-        if not np.array_equal(np.repeat(first, lengths), sw):
-            raise ValueError("a per-row sample_weight must be constant within each sequence "
-                             "(ChainSSVM weighs whole sequences)")
-        return first
-    if sample_weight is not None and np.ndim(sample_weight) == 1 and len(sample_weight) != n_seq:
-        raise ValueError(f"sample_weight has {len(sample_weight)} entries; expected one per sequence "
-                         f"({n_seq}) or one per row of X ({n_rows}, constant within each sequence)")
-    return _check_sample_weight(sample_weight, np.empty((n_seq, 0)), dtype=np.float64, ensure_non_negative=True)
-
-
-class ChainSSVM(ClassifierMixin, StructuredSSVM):
+class ChainSSVM(ClassifierMixin, StructuredSSVM, ChainModel):
     """Linear-chain structural SVM for sequence labeling (SVM^hmm's model, first order).
 
     phi(x, y) = sum_t x_t (x) e_{y_t} + transition counts (K x K) [+ start/end tag indicators];
@@ -99,136 +46,12 @@ class ChainSSVM(ClassifierMixin, StructuredSSVM):
         "normalize_loss": ["boolean"],
     }
 
-    def __init__(self, C=1.0, solver=None, loss="margin", tol=None, max_iter=1000, fit_intercept=False,
-                 intercept_scaling=1.0, start_end=False, normalize_loss=False,
-                 n_jobs=None, random_state=None, verbose=0, warm_start=False, callback=None):
-        self.C = C
-        self.solver = solver
-        self.loss = loss
-        self.tol = tol
-        self.max_iter = max_iter
-        self.fit_intercept = fit_intercept
-        self.intercept_scaling = intercept_scaling
-        self.start_end = start_end
-        self.normalize_loss = normalize_loss
-        self.n_jobs = n_jobs
-        self.random_state = random_state
-        self.verbose = verbose
-        self.warm_start = warm_start
-        self.callback = callback
-
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None, lengths=None, sample_weight=None, *, sequence_ids=None):
         """lengths: tokens per sequence, or sequence_ids: one id per row; sample_weight: one weight
         per sequence, or one per row constant within each sequence (multiplies C). X may also be
         the ShardedData of ssvmlinear.distributed.load_svmlight_shards(..., kind="sequence")
         (tags and sequences included): training then runs where its shards live."""
-        self._check_solver_loss()
-        from .distributed import ShardedData, ShardedStructure, check_sharded_fit
-        if isinstance(X, ShardedData):
-            check_sharded_fit(self, X, "sequence", sample_weight)
-            classes = X.classes
-            bias = float(self.intercept_scaling) if self.fit_intercept else -1.0
-            self.n_features_in_ = X.n_features
-            structures = X.map(_shard_structure, classes, X.n_features, bias, bool(self.start_end),
-                               bool(self.normalize_loss))
-            structure = ShardedStructure(X, structures, X.map(_shard_Cs, self.C),
-                                         X.client.submit(_n_weights, structures[0]).result())
-            self._set_weights(self._solve(structure, None, None), X.n_features, classes, bias)
-            return self._finish_fit()
-        X, y = check_csr(X, self, y)
-        check_class_labels(y)
-        lengths = sequence_lengths(lengths, sequence_ids, X.shape[0])  # >= 1 sequence: X has >= 1 row
-        classes, y_idx = np.unique(y, return_inverse=True)
-        Cs = self.C * sequence_weights(sample_weight, lengths, X.shape[0])
-        bias = float(self.intercept_scaling) if self.fit_intercept else -1.0
-        structure = ChainStructure(CSRDataset(X, bias), y_idx, lengths, classes.shape[0], bool(self.start_end),
-                                   bool(self.normalize_loss))
-        w = self._solve(structure, Cs, ("chain", self._solver_name, self.loss, getattr(self._solver(), 'exact_violators', False), X.shape, bias, tuple(classes.tolist()), self.start_end,
-                                        self.normalize_loss, tuple(lengths.tolist())))
-        self._set_weights(w, X.shape[1], classes, bias)
-        return self._finish_fit()
+        return ChainModel.fit(self, X, y, lengths, sample_weight, sequence_ids=sequence_ids)
 
-    def _set_weights(self, w, n_features, classes, bias):
-        K = classes.shape[0]
-        n_cols = n_features + (1 if bias > 0 else 0)
-        U = w[:n_cols * K].reshape(n_cols, K)
-        self.classes_ = classes
-        self.n_features_in_ = n_features
-        self._bias = bias
-        self.coef_ = np.ascontiguousarray(U[:n_features].T)
-        self.intercept_ = bias * U[n_features].copy() if bias > 0 else np.zeros(K)
-        off = n_cols * K
-        self.transition_ = w[off:off + K * K].reshape(K, K).copy()
-        if self.start_end:
-            self.start_ = w[off + K * K:off + K * K + K].copy()
-            self.end_ = w[off + K * K + K:off + K * K + 2 * K].copy()
-
-    def _weight_vector(self):
-        """The flat weights in the kernel's layout (unary feature-major, transitions, start/end)."""
-        U = self.coef_.T
-        if self._bias > 0:
-            U = np.vstack([U, self.intercept_ / self._bias])
-        parts = [U.ravel(), self.transition_.ravel()]
-        if self.start_end:
-            parts += [self.start_, self.end_]
-        return np.ascontiguousarray(np.concatenate(parts))
-
-    def _structure_for(self, X, lengths, sequence_ids, method):
-        self._check_fitted()
-        X = check_csr(X, self, reset=False)
-        lengths = sequence_lengths(lengths, sequence_ids, X.shape[0], method)
-        dummy = np.zeros(X.shape[0], dtype=np.int32)
-        return ChainStructure(CSRDataset(X, self._bias), dummy, lengths, self.classes_.shape[0],
-                              bool(self.start_end), bool(self.normalize_loss)), lengths
-
-    def predict(self, X, lengths=None, *, sequence_ids=None):
-        """Viterbi decoding of every sequence; returns one tag per row of X (X may be a ShardedData:
-        each shard decoded where it lives)."""
-        from .distributed import ShardedData
-        if isinstance(X, ShardedData):
-            self._check_fitted()
-            w = X.client.scatter(self._weight_vector(), broadcast=True)
-            idx = X.client.gather(X.map(_shard_predict, self.classes_, self.n_features_in_, self._bias,
-                                        bool(self.start_end), bool(self.normalize_loss), w))
-            return self.classes_[np.concatenate(idx)]
-        st, _ = self._structure_for(X, lengths, sequence_ids, "predict")
-        return self.classes_[decode_all(st, self._weight_vector(), self.n_jobs)]
-
-    def score(self, X, y, lengths=None, sample_weight=None, *, sequence_ids=None):
-        """Token (letter) accuracy; sample_weight weighs sequences as in fit."""
-        st, lengths = self._structure_for(X, lengths, sequence_ids, "score")
-        correct = self.classes_[decode_all(st, self._weight_vector(), self.n_jobs)] == np.asarray(y)
-        weights = None if sample_weight is None else np.repeat(
-            sequence_weights(sample_weight, lengths, correct.shape[0]), lengths)
-        return float(np.average(correct, weights=weights))
-
-    def sequence_accuracy(self, X, y, lengths=None, *, sequence_ids=None):
-        """Fraction of sequences predicted without a single mistake."""
-        st, lengths = self._structure_for(X, lengths, sequence_ids, "sequence_accuracy")
-        wrong = self.classes_[decode_all(st, self._weight_vector(), self.n_jobs)] != np.asarray(y)
-        starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
-        return float(np.mean(np.add.reduceat(wrong, starts) == 0)) if len(lengths) else 1.0
-
-
-# ShardedData: per-shard work on the worker that holds the shard (whole sequences)
-def _shard_structure(part, classes, n_features, bias, start_end, normalize_loss):
-    from .distributed import widened
-    y_idx = np.searchsorted(classes, part["y"]).astype(np.int32)
-    return ChainStructure(CSRDataset(widened(part["X"], n_features), bias), y_idx, part["lengths"],
-                          classes.shape[0], start_end, normalize_loss)
-
-
-def _shard_Cs(part, C):
-    return np.full(part["lengths"].shape[0], float(C))
-
-
-def _n_weights(structure):
-    return structure.n_weights
-
-
-def _shard_predict(part, classes, n_features, bias, start_end, normalize_loss, w):
-    st = _shard_structure(dict(part, y=np.full(part["y"].shape[0], classes[0])), classes, n_features, bias,
-                          start_end, normalize_loss)
-    from .parallel import predict_structure
-    return predict_structure(st, w, 1)
+    score = ChainModel.score      # token accuracy (before ClassifierMixin's in the MRO)

@@ -256,14 +256,14 @@ def _train(argv):
                                                                       if flag in s.cli_options)
                                  + f"; {train_file} is read as {spec.name}")
         structure_params = {param: opts[flag] for flag, param in spec.cli_options.items() if flag in opts}
-        values_as_columns = getattr(spec.estimator_class(), "_label_columns_are_values", False)
+        values_as_columns = getattr(spec.model_class(), "_label_columns_are_values", False)
         if label_sets and not values_as_columns:
             # column j of the loaded Y is label value j: train over the labels that occur (a label
             # 2000000000 must not ask for two billion columns)
             label_values, cols = np.unique(y.indices, return_inverse=True)
             y = sp.csr_matrix((y.data, cols.astype(np.int32), y.indptr), shape=(y.shape[0], len(label_values)))
             if structure_params.get("edges", "chow-liu") not in ("chow-liu", "full"):   # -E FILE: label value pairs
-                from .multilabel import read_edges_file
+                from .models.multilabel import read_edges_file
                 structure_params["edges"] = read_edges_file(structure_params["edges"], label_values)
         bias = opts.get("B", -1.0)
         common = dict(C=opts.get("c", 1.0), solver=solver, loss=loss, tol=opts.get("e"),
@@ -272,7 +272,7 @@ def _train(argv):
                       random_state=opts.get("r", 1), verbose=0 if quiet else 1)
         common["solver"] = SOLVERS[solver].solver_class()(
             **{param: opts[flag] for flag, param in SOLVERS[solver].cli_options.items() if flag in opts})
-        est = spec.estimator_class()(**common, **structure_params)
+        est = spec.model_class()(**common, **structure_params)
         with warnings.catch_warnings(), cluster_backend(opts.get("-scheduler")):
             warnings.showwarning = _one_line_warning
             if "v" in opts:
@@ -354,7 +354,7 @@ def _predict(argv):
     test_file, model_file, output_file = rest
     try:
         check_output_path(output_file)
-        model = load_model(model_file)
+        model = load_model(model_file, estimator=False)
         model.n_jobs = opts.get("n", 1)
         kind = structure_of(model).file_kind
         if getattr(model, "_predicts_label_sets", kind == "multilabel"):

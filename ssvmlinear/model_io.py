@@ -180,17 +180,18 @@ class _Lines:
             self.fail(f"expected the line '{name}'", self.lineno + (line is None))
 
 
-def load_model(path):
+def load_model(path, estimator=True):
     """Read a model file written by save_model / ssvm-train (format 2, or 1); returns a fitted
-    estimator."""
+    scikit-learn estimator, or with estimator=False its core model (ssvmlinear.models: no
+    scikit-learn import; what ssvm-predict uses)."""
     src = _Lines(path)
     try:
-        return _read_model(src)
+        return _read_model(src, estimator)
     finally:
         src.fh.close()
 
 
-def _read_model(src):
+def _read_model(src, as_estimator):
     fail = src.fail
     first = src.next()
     if first is None or not first.startswith(MAGIC):
@@ -220,7 +221,7 @@ def _read_model(src):
     if header["structure"][1] not in STRUCTURES:
         fail(f"unknown structure {header['structure'][1]!r}", header["structure"][0])
     structure = STRUCTURES[header["structure"][1]]
-    estimator_class = structure.estimator_class()
+    estimator_class = structure.estimator_class() if as_estimator else structure.model_class()
 
     def number(key, conv, default=None):
         if key not in header:

@@ -1,7 +1,6 @@
 """Cross-validation for the structured estimators (folds trained in parallel with joblib)."""
 import numpy as np
 from joblib import Parallel, delayed
-from sklearn.base import clone
 
 
 def kfold_indices(n, n_folds, seed=0):
@@ -37,7 +36,7 @@ def cross_val_predict(estimator, X, y, n_folds=5, seed=0, n_jobs=None, lengths=N
     def run(k):
         test = np.flatnonzero(fold == k)
         train = np.flatnonzero(fold != k)
-        est = clone(estimator).set_params(verbose=0)
+        est = type(estimator)(**estimator.get_params(deep=False)).set_params(verbose=0)   # (a fresh copy)
         if lengths is None:
             est.fit(X[train], y[train])
             return test, est.predict(X[test])

@@ -24,9 +24,7 @@ class SolverSpec:
     cli_options: dict = field(default_factory=dict)
 
     def solver_class(self):
-        import importlib
-        module, cls = self.solver.split(":")
-        return getattr(importlib.import_module(module, __package__), cls)
+        return _import(self.solver)
 
 
 SOLVERS = {s.name: s for s in (
@@ -88,23 +86,33 @@ def check_solver_loss(solver, loss, owner):
 
 @dataclass(frozen=True)
 class StructureSpec:
-    """name: the model file's `structure` and the CLI's -t; estimator: "module:Class" (imported
-    when needed); file_kind: load_svmlight_file's kind for its data files; model_params: boolean
-    estimator parameters written to the model header; blocks: (nr_class, estimator parameters)
-    -> [(block name, rows, columns)], the weight blocks after `w`, in file order (their values:
-    the estimator's flat weights after the unary block); cli_options: its ssvm-train flags."""
+    """name: the model file's `structure` and the CLI's -t; model: "module:Class" of its core model
+    (numpy and scipy only: what ssvm-train and ssvm-predict run); estimator: "module:Class" of its
+    scikit-learn estimator (the core model with scikit-learn's validation); both imported when
+    needed. file_kind: load_svmlight_file's kind for its data files; model_params: boolean
+    parameters written to the model header; blocks: (nr_class, parameters) -> [(block name, rows,
+    columns)], the weight blocks after `w`, in file order (their values: the flat weights after the
+    unary block); cli_options: its ssvm-train flags."""
     name: str
+    model: str
     estimator: str
     file_kind: str
     model_params: tuple = ()
     blocks: Callable = lambda K, params: []
     usage: str = ""
-    cli_options: dict = field(default_factory=dict)   # ssvm-train flag -> estimator parameter
+    cli_options: dict = field(default_factory=dict)   # ssvm-train flag -> parameter
+
+    def model_class(self):
+        return _import(self.model)
 
     def estimator_class(self):
-        import importlib
-        module, cls = self.estimator.split(":")
-        return getattr(importlib.import_module(module, __package__), cls)
+        return _import(self.estimator)
+
+
+def _import(path):
+    import importlib
+    module, cls = path.split(":")
+    return getattr(importlib.import_module(module, __package__), cls)
 
 
 def _chain_blocks(K, params):
@@ -117,23 +125,24 @@ def _multilabel_blocks(K, params):
 
 
 STRUCTURES = {s.name: s for s in (
-    StructureSpec("multiclass", ".multiclass:MulticlassSSVM", "multiclass"),
-    StructureSpec("chain", ".chain:ChainSSVM", "sequence", ("start_end", "normalize_loss"), _chain_blocks),
-    StructureSpec("multilabel", ".multilabel:MultiLabelSSVM", "multilabel", ("normalize_loss",), _multilabel_blocks,
+    StructureSpec("multiclass", ".models.multiclass:MulticlassModel", ".multiclass:MulticlassSSVM", "multiclass"),
+    StructureSpec("chain", ".models.chain:ChainModel", ".chain:ChainSSVM", "sequence", ("start_end", "normalize_loss"), _chain_blocks),
+    StructureSpec("multilabel", ".models.multilabel:MultiLabelModel", ".multilabel:MultiLabelSSVM", "multilabel", ("normalize_loss",), _multilabel_blocks,
                   usage="independent labels (or pairwise on a forest, -E), Hamming loss; use -B 1 for\n"
                         "\t  per-label bias terms", cli_options={"E": "edges"}),
-    StructureSpec("hierarchy", ".hierarchical:HierarchicalSSVM", "auto",
+    StructureSpec("hierarchy", ".models.hierarchical:HierarchicalModel", ".hierarchical:HierarchicalSSVM", "auto",
                   usage="single-label classification into the leaves of a tree or DAG of labels\n"
                         "\t  (-H file; -M nhsvm (default), hsvm, shared or flat)", cli_options={"H": "hierarchy", "M": "model"}),
 )}
 
 
-def structure_of(estimator):
-    """The registry entry of a fitted estimator's class."""
+def structure_of(model):
+    """The registry entry of a fitted core model or estimator (an estimator is its core model
+    with scikit-learn's validation: a subclass)."""
     for s in STRUCTURES.values():
-        if s.estimator_class() is type(estimator):
+        if isinstance(model, s.model_class()):
             return s
-    raise TypeError(f"cannot save a {type(estimator).__name__}")
+    raise TypeError(f"cannot save a {type(model).__name__}")
 
 
 def structure_for_file_kind(kind):

@@ -1,10 +1,15 @@
-"""The estimators' input validation, in scikit-learn's terms (the scikit-learn side of the
-package: the CLI, model files and I/O do not import it)."""
+"""The estimators' input checks, in scikit-learn's terms (the scikit-learn side of the package).
+
+The same functions as ssvmlinear.checks (the core models' checks, which ssvm-train and
+ssvm-predict run without scikit-learn); an estimator picks this module through its `_checks`.
+"""
 import numpy as np
 import scipy.sparse as sp
 from sklearn.utils import check_array
-from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import validate_data
+from sklearn.utils.multiclass import check_classification_targets, type_of_target
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted, column_or_1d, validate_data
+
+from .checks import canonical_csr, check_label_values
 
 
 def check_csr(X, estimator=None, y="no_validation", reset=True):
@@ -24,28 +29,34 @@ def check_csr(X, estimator=None, y="no_validation", reset=True):
     else:
         out = validate_data(estimator, X, y, reset=reset, **kw)
     X, y = out if with_y else (out, None)
-    if not sp.issparse(X):
-        X = sp.csr_matrix(X)
-    if X.shape[1] >= 2**31 - 1:
-        raise ValueError(f"X has {X.shape[1]} columns; at most 2**31 - 2 are supported")
-    if X.indices.dtype != np.int32:
-        X = sp.csr_matrix((X.data, X.indices.astype(np.int32), X.indptr), shape=X.shape)
-    if not X.has_canonical_format:
-        X = X.copy()
-        X.sum_duplicates()  # also sorts indices
+    X = canonical_csr(X if sp.issparse(X) else sp.csr_matrix(X))
     return (X, y) if with_y else X
 
 
 def check_class_labels(y):
-    """scikit-learn's check_classification_targets, float labels first checked here: a value that
-    is not an integer below 2**53 in magnitude (2.5, 1e300) is refused in one line naming it
-    (scikit-learn's own check casts such values to int64, warning on overflow)."""
-    y = np.asarray(y)
-    if y.dtype.kind == "f":
-        with np.errstate(invalid="ignore"):
-            ok = np.isfinite(y) & (np.abs(y) < 2.0**53) & (y == np.round(y))
-        if not ok.all():
-            i = int(np.flatnonzero(~ok)[0])
-            raise ValueError(f"Unknown label type: continuous (y[{i}] = {float(y[i])!r}): class labels must be "
-                             "integers below 2**53 in magnitude, or strings")
+    """scikit-learn's check_classification_targets, float labels first checked by
+    checks.check_label_values (scikit-learn's own check casts 2.5 or 1e300 to int64, warning on
+    overflow)."""
+    check_label_values(y)
     check_classification_targets(y)
+
+
+def check_sample_weight(sample_weight, n):
+    """scikit-learn's sample weights: one finite weight >= 0 per example, float64."""
+    return _check_sample_weight(sample_weight, np.empty((n, 0)), dtype=np.float64, ensure_non_negative=True)
+
+
+def target_1d(y):
+    """(y as 1-D, scikit-learn's type of target) for a 1-D target of class labels."""
+    y = column_or_1d(y)
+    check_class_labels(y)
+    return y, type_of_target(y, input_name="y")
+
+
+def check_indicator_targets(Y):
+    """An indicator matrix's values are class labels ("Unknown label type" for continuous ones)."""
+    check_classification_targets(Y)
+
+
+def check_fitted(estimator):
+    check_is_fitted(estimator)  # NotFittedError (a ValueError) in scikit-learn's words

@@ -808,7 +808,7 @@ def run_job(job, emit):
                 read_hierarchy(path)
             elif entry == "edges":
                 import numpy as np
-                from ssvmlinear.multilabel import read_edges_file
+                from ssvmlinear.models.multilabel import read_edges_file
                 read_edges_file(path, np.asarray(job["label_values"], dtype=np.int64))
             elif entry == "model":
                 from ssvmlinear.model_io import load_model

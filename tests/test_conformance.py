@@ -13,7 +13,7 @@ import pytest
 import scipy.sparse as sp
 from scipy.optimize import minimize
 
-from ssvmlinear.base import StructuredSSVM
+from ssvmlinear.models.base import Model
 from ssvmlinear.exceptions import ConvergenceWarning
 from ssvmlinear.registry import SOLVERS, STRUCTURES
 
@@ -74,19 +74,19 @@ def test_every_structure_and_solver_is_covered():
 def _captured_fit(est, fit_args):
     """Fit `est`, returning the compiled structure, the C_i and the weights its solver saw."""
     seen = {}
-    original = StructuredSSVM._solve
+    original = Model._solve
 
     def spy(self, structure, Cs, warm_key, primal=None):
         w = original(self, structure, Cs, warm_key, primal)
         seen.update(structure=structure, Cs=np.asarray(Cs, dtype=np.float64), w=np.array(w))
         return w
-    StructuredSSVM._solve = spy
+    Model._solve = spy
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
             est.fit(*fit_args)
     finally:
-        StructuredSSVM._solve = original
+        Model._solve = original
     return seen["structure"], seen["Cs"], seen["w"]
 
 

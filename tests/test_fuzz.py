@@ -321,7 +321,7 @@ def test_multilabel_model_edges_beyond_int64_are_refused(tmp_path, value):
                                           ("0 1\n\u0662 3\n", 2), ("0 \uff11\n", 1)])
 def test_edges_file_ids_beyond_int64_or_not_ascii_digits_are_refused(tmp_path, text, lineno):
     """As (e) for -E files: int() read '1_0' as 10 and '\u0662' as 2."""
-    from ssvmlinear.multilabel import read_edges_file
+    from ssvmlinear.models.multilabel import read_edges_file
     path = tmp_path / "e.edges"
     path.write_text(text, encoding="utf-8")
     with pytest.raises(ValueError) as excinfo:
@@ -332,7 +332,7 @@ def test_edges_file_ids_beyond_int64_or_not_ascii_digits_are_refused(tmp_path, t
 def test_edges_file_not_utf8_names_the_file_and_line(tmp_path):
     """Found by the fuzzer: read_edges_file opens the file as strict UTF-8 text, so a stray byte
     is a UnicodeDecodeError without the file."""
-    from ssvmlinear.multilabel import read_edges_file
+    from ssvmlinear.models.multilabel import read_edges_file
     path = tmp_path / "e.edges"
     path.write_bytes(b"0 1\n1 \xff2\n")
     with pytest.raises(ValueError) as excinfo:

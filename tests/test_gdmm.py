@@ -186,7 +186,7 @@ def test_gdmm_reaches_the_lp_relaxed_optimum_on_full_multilabel(fmo_subsets, fit
 def test_activation_search_is_the_best_inactive_label_of_its_block():
     """gain(k) = x.w_k + sum over inactive partners b of W_kb(1, 0) - W_kb(0, 0) + loss, against the
     weights written out in the structure's layout."""
-    from ssvmlinear.multilabel import _structure, _fit_edges
+    from ssvmlinear.models.multilabel import _structure, _fit_edges
     X, Y = multilabel_problem(n=30, d=5, K=12, seed=3)
     K, nu = 12, 3
     st = _structure(CSRDataset(X, -1.0), Y, _fit_edges("full", Y), False)

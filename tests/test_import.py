@@ -60,3 +60,42 @@ def test_package_and_command_lines_start_without_scikit_learn():
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     assert r.stdout.split("\n")[:2] == ["[]", "True"]
+
+
+BLOCK_SKLEARN = """
+import sys
+class _NoSklearn:
+    def find_spec(self, name, path=None, target=None):
+        if name.split('.')[0] == 'sklearn':
+            raise ImportError('scikit-learn is blocked in this test')
+sys.meta_path.insert(0, _NoSklearn())
+"""
+
+
+def test_command_lines_train_and_predict_every_structure_without_scikit_learn(tmp_path):
+    """ssvm-train (also -v) and ssvm-predict run the core models: scikit-learn is never imported."""
+    import numpy as np
+    rng = np.random.RandomState(0)
+    rows = []
+    for i in range(40):
+        x = rng.rand(3)
+        rows.append((int(np.argmax(x)) + 1, x, i // 4 + 1, [k + 1 for k in range(3) if x[k] > 0.5] or [1]))
+    feats = [" ".join(f"{j + 1}:{v:.4f}" for j, v in enumerate(x)) for _, x, _, _ in rows]
+    (tmp_path / "mc.svm").write_text("".join(f"{y} {f}\n" for (y, _, _, _), f in zip(rows, feats)))
+    (tmp_path / "seq.svm").write_text("".join(f"{y} qid:{q} {f}\n" for (y, _, q, _), f in zip(rows, feats)))
+    (tmp_path / "ml.svm").write_text("".join(f"{','.join(map(str, s))} {f}\n" for (_, _, _, s), f in zip(rows, feats)))
+    (tmp_path / "h.txt").write_text("0 4\n0 5\n4 1\n4 2\n5 3\n")
+    jobs = [["mc.svm"], ["seq.svm"], ["ml.svm"], ["-H", "h.txt", "mc.svm"], ["-s", "2", "mc.svm"]]
+    code = BLOCK_SKLEARN + (
+        "from ssvmlinear.cli import train_main, predict_main\n"
+        "import os\n"
+        "os.chdir(sys.argv[1])\n"
+        f"for k, job in enumerate({jobs!r}):\n"
+        "    opts, data = job[:-1], job[-1]\n"
+        "    assert train_main(['-q'] + opts + [data, f'm{k}']) == 0, job\n"
+        "    assert train_main(['-q', '-v', '2'] + opts + [data]) == 0, job\n"
+        "    assert predict_main([data, f'm{k}', f'p{k}']) == 0, job\n"
+        "print('sklearn' in sys.modules)\n")
+    r = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip().splitlines()[-1] == "False"

@@ -134,7 +134,7 @@ import scipy.sparse as sp
 from scipy.optimize import minimize
 
 from ssvmlinear import MultiLabelSSVM, ConvergenceWarning, save_model, load_model, load_svmlight_file
-from ssvmlinear.multilabel import chow_liu_edges
+from ssvmlinear.models.multilabel import chow_liu_edges
 
 from conftest import DATA
 

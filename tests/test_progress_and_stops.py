@@ -118,7 +118,7 @@ def test_sdm_default_reaches_a_small_relative_gap_at_large_C():
 
 
 def test_multiclass_lse_primal_in_blocks_matches_the_dense_formula(monkeypatch):
-    from ssvmlinear import multiclass
+    from ssvmlinear.models import multiclass
     X, y = planted(n=57, d=9, K=4, seed=6)
     rng = np.random.default_rng(0)
     Cs = rng.uniform(0.5, 2.0, X.shape[0])

@@ -142,7 +142,7 @@ def test_lp_oracle_on_the_full_graph(seed):
     (enumeration of all 2^K) and attains it when its answer is integral; its reported m and loss
     are those of the relaxed label it returns; the integer program is exact MAP."""
     from ssvmlinear._kernels.pairwise_multilabel import PairwiseMultiLabelStructure as PMS
-    from ssvmlinear.multilabel import PairwiseLP
+    from ssvmlinear.models.multilabel import PairwiseLP
     from test_multilabel_pairwise import phi
     from test_multilabel import all_labels, dense_rows
     rng = np.random.default_rng(40 + seed)
@@ -241,7 +241,7 @@ def test_constrained_lp_oracle_equals_an_independent_lp():
     independent formulation (a 4-entry table per pair, consistency rows); None exactly when that
     LP is infeasible."""
     from scipy.optimize import linprog
-    from ssvmlinear.multilabel import PairwiseLP
+    from ssvmlinear.models.multilabel import PairwiseLP
     from test_multilabel import dense_rows
     rng = np.random.default_rng(5)
     K = 4
@@ -308,7 +308,7 @@ def test_maxflow_lp_equals_highs():
     """Roof duality by max-flow solves the local-polytope LP exactly: its value equals HiGHS's on
     random graphs and objectives of both signs, its answer is in the polytope and half-integral;
     the structure's oracle gives the same value with either method."""
-    from ssvmlinear.multilabel import PairwiseLP
+    from ssvmlinear.models.multilabel import PairwiseLP
     rng = np.random.default_rng(7)
     for trial in range(150):
         K = int(rng.integers(2, 10))

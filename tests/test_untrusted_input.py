@@ -13,7 +13,7 @@ from ssvmlinear.cli import train_main, predict_main
 from ssvmlinear.datacache import convert_main
 from ssvmlinear.hierarchy import read_hierarchy
 from ssvmlinear.model_io import save_model, load_model
-from ssvmlinear.multilabel import read_edges_file
+from ssvmlinear.models.multilabel import read_edges_file
 from ssvmlinear.utils import write_atomic
 
 

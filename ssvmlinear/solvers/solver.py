@@ -1,7 +1,8 @@
 """The solver objects' base: parameters as in scikit-learn (get_params/set_params, clone,
 `solver__name` in a grid search) without importing it, and their checks."""
-import inspect
 import numbers
+
+from ..params import Params
 
 # The kinds of a solver parameter (Solver._kinds): what check_params accepts.
 AT_LEAST_ONE = "an integer >= 1"
@@ -29,7 +30,7 @@ def describe(kind):
     return kind
 
 
-class Solver:
+class Solver(Params):
     """A training method and its own parameters.
 
     Subclasses set `name` (the registry's), `title` (warnings), `_kinds` (parameter -> kind) and
@@ -39,34 +40,6 @@ class Solver:
     name = None
     title = None
     _kinds = {}
-
-    @classmethod
-    def _param_names(cls):
-        if cls.__init__ is object.__init__:       # (a solver without parameters)
-            return []
-        sig = inspect.signature(cls.__init__)
-        return sorted(p.name for p in sig.parameters.values()
-                      if p.name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD))
-
-    def get_params(self, deep=True):
-        """The solver's parameters (a dict), as scikit-learn's estimators give theirs."""
-        return {name: getattr(self, name) for name in self._param_names()}
-
-    def set_params(self, **params):
-        """Sets parameters by name; returns self."""
-        valid = self._param_names()
-        for name, value in params.items():
-            if name not in valid:
-                raise ValueError(f"invalid parameter {name!r} for solver {type(self).__name__}; valid: "
-                                 + ", ".join(valid))
-            setattr(self, name, value)
-        return self
-
-    def __repr__(self):
-        defaults = {} if type(self).__init__ is object.__init__ else {
-            p.name: p.default for p in inspect.signature(type(self).__init__).parameters.values()}
-        changed = [f"{k}={v!r}" for k, v in self.get_params().items() if repr(v) != repr(defaults.get(k))]
-        return f"{type(self).__name__}({', '.join(changed)})"
 
     def check_params(self):
         """ValueError naming the solver, the parameter and what it accepts, for a bad value."""

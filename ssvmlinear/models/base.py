@@ -1,0 +1,142 @@
+"""The core of every model: parameters, the solver run and the fitted diagnostics, model-file
+hooks -- numpy and scipy only (ssvm-train and ssvm-predict run the core models; the scikit-learn
+estimators are these models with scikit-learn's validation and mixins)."""
+import numpy as np
+
+from .. import checks
+from ..params import Params
+from ..registry import check_solver_loss, make_solver
+
+# Problems whose bound on the dual's weights, |w| <= 2 max_i C_i sum_r (|x_r| + 1) (rows r, the +1
+# for unit features such as a chain's transitions), squares past this are refused before training:
+# the objective and the solvers' sums would overflow float64; the factor 1e8 below float64's largest
+# value is headroom for task losses and sums over passes (tests/test_extreme_values.py).
+OBJECTIVE_LIMIT = 1e300
+
+def check_objective_range(structure, Cs, C):
+    """ValueError when the features (bias included), or C with them, let the training objective
+    overflow float64 (see OBJECTIVE_LIMIT); names the first row whose squared norm overflows."""
+    from .._kernels.dataset import CSRDataset
+    X = getattr(structure, "X", None)
+    if not isinstance(X, CSRDataset):      # sharded data: the weights are checked after the fit
+        return
+    sq = X.sqnorms
+    if not sq.shape[0]:
+        return
+    bad = np.flatnonzero(~np.isfinite(sq))
+    if bad.size:
+        r = int(bad[0])
+        col, value = X.largest_entry(r)
+        if X.bias > 0 and (col < 0 or abs(X.bias) >= abs(value)):
+            raise ValueError(f"the bias feature {X.bias:g} (intercept_scaling, -B) is too large: the squared "
+                             "norm of the examples overflows float64")
+        raise ValueError(f"row {r}, column {col}: value {value:g} is too large: the row's squared norm "
+                         "overflows float64 (scale the features)")
+    c = float(np.max(Cs)) if Cs is not None and np.size(Cs) else float(C)
+    bound = 2.0 * c * (float(np.sum(np.sqrt(sq))) + sq.shape[0])
+    if not bound * bound <= OBJECTIVE_LIMIT:
+        raise ValueError(f"C = {c:g} with these features lets the training objective overflow float64 "
+                         f"(the weights' norm may reach {bound:.3g}); lower C or scale the features")
+
+
+class Model(Params):
+    """The shared core of the models: runs the solver given by (solver, loss) on a compiled
+    structure and keeps the diagnostics every model exposes. Input checks go through `_checks`
+    (ssvmlinear.checks here; the estimators' scikit-learn validation there)."""
+
+    _checks = checks
+
+    # the structure asks LSE solvers for every violating label (multiclass: its k-best is cheap)
+    _exact_violators = False
+
+    def _solver(self):
+        """The solver object: `solver` itself, a name's default object, or (None) the loss's
+        default solver."""
+        return make_solver(self.solver, self.loss)
+
+    @property
+    def _solver_name(self):
+        return self._solver().name
+
+    def _check_solver_loss(self):
+        solver = self._solver()
+        solver.check_params()
+        check_solver_loss(solver, self.loss, type(self).__name__)
+
+    def _tol(self):
+        return float(self.tol) if self.tol is not None else self._solver().default_tol
+
+    def _solve(self, structure, Cs, warm_key, primal=None):
+        """Runs the solver; primal: callable(w) -> the primal objective over all labels, where the
+        estimator can evaluate it (LSE-SDCD checks its gap with it; it is the objective_ reported)."""
+        from ..solvers import GAP_TOL, solve
+        from ..utils import check_random_seed, check_memory
+        # the solvers keep dense vectors of the weight dimension (weights, dual sums; the cutting
+        # plane's constraints): refuse before allocating what the machine cannot hold
+        check_memory(2 * 8 * structure.n_weights, f"training: {structure.n_weights} weights "
+                     f"(n_features_in_ = {self.n_features_in_} features x labels)")
+        check_objective_range(structure, Cs, self.C)
+        prev = getattr(self, "_dual_state", None)
+        state = None
+        if self.warm_start and prev is not None and getattr(self, "_warm_key", None) == warm_key:
+            state = prev
+        solver = self._solver()
+        # tol=None: the solver's rule at its default tolerance and a relative duality gap <= 1%
+        res = solve(solver, structure, Cs, self._tol(), int(self.max_iter), check_random_seed(self.random_state),
+                    verbose=self.verbose, callback=self.callback, estimator=self, state=state,
+                    keep_state=bool(self.warm_start), gap_tol=GAP_TOL if self.tol is None else None,
+                    primal=primal, loss=self.loss, n_jobs=self.n_jobs, exact_violators=self._exact_violators)
+        if primal is not None:     # the estimator's exact objective, over all labels (solvers may
+            res.primal = primal(res.w)   # report theirs over the labels they saw)
+            res.gap = res.primal - res.dual
+        self.n_oracle_passes_ = getattr(res, "n_oracle_passes", None)
+        self.oracle_seconds_ = getattr(res, "oracle_seconds", None)
+        self.train_seconds_ = getattr(res, "train_seconds", None)
+        self.n_constraints_ = getattr(res, "n_constraints", None)
+        # GDMM: the factors' consistency violation after every pass (None for the other solvers)
+        self.consistency_violation_curve_ = getattr(res, "infeasibility", None)
+        if not np.all(np.isfinite(res.w)):    # never reached by data check_objective_range accepts
+            raise ValueError(f"{solver.title}: the weights became non-finite during training; "
+                             "scale the features or lower C")
+        self._dual_state = res.state
+        self._warm_key = warm_key
+        self._interrupted = bool(getattr(res, "interrupted", False))
+        self.n_iter_ = res.n_iter
+        self.objective_ = res.primal
+        self.dual_objective_ = res.dual
+        self.gap_ = res.gap
+        self.objective_curve_ = res.objective_curve
+        self.dual_curve_ = res.dual_curve
+        self.timestamps_ = res.timestamps
+        self.n_oracle_calls_ = res.n_oracle_calls
+        self.working_set_size_ = res.working_set_size
+        self.converged_ = res.converged
+        return res.w
+
+    def _finish_fit(self):
+        """The end of every fit: self, or -- when Ctrl-C stopped the solver -- the KeyboardInterrupt
+        again, now that the estimator holds the model of the last completed pass (an interactive
+        user keeps it; scripts and meta-estimators stop)."""
+        if getattr(self, "_interrupted", False):
+            self._interrupted = False
+            raise KeyboardInterrupt
+        return self
+
+    # Model files (model_io): fitted state beyond the weights and the structure's parameters.
+    def _model_header(self):
+        """Extra (key, value) header lines of a fitted estimator (default: none)."""
+        return []
+
+    def _block_params(self):
+        """Fitted values that size the structure's weight blocks (as _model_layout reads them)."""
+        return {}
+
+    @classmethod
+    def _model_layout(cls, header, n_classes, fail):
+        """From a model header ({key: (line, value)}): the number of weight columns, a callable
+        that restores the fitted state _model_header wrote (or None), and estimator parameters
+        the header holds (they size the structure's blocks)."""
+        return n_classes, None, {}
+
+    def _check_fitted(self):
+        self._checks.check_fitted(self)
