@@ -242,3 +242,18 @@ def test_gdmm_reaches_sdms_optimum_on_tree_multilabel(seed):
     assert est.dual_objective_ <= ref.objective_ * (1 + 1e-7)
     dw = est._weight_vector() - ref._weight_vector()
     assert dw @ dw <= 4 * (abs(est.objective_ - ref.objective_) + 1e-6 * ref.objective_)
+
+
+def test_pair_oracles_answer_a_valid_pair_when_no_score_compares():
+    """NaN scores (weights gone non-finite) leave no maximum: the pair FMOs still name a pair of
+    the table (0, 0) instead of an unset index the caller would use."""
+    K = 5
+    X, y, lengths = random_chains(n_seq=4, K=K, seed=2)
+    st = structure(X, y, lengths, K)
+    for sublinear in (False, True):
+        solver = ChainGDMM(st, np.full(len(lengths), 1.0), fmo_subsets=2 if sublinear else 1,
+                           sublinear=sublinear, seed=0)
+        solver.set_weights(np.full(solver.coef.shape[0], np.nan))
+        for multimap in ((False, True) if sublinear else (False,)):
+            _, a, b = solver.pair_fmo(0, 0, multimap)
+            assert 0 <= a < K and 0 <= b < K

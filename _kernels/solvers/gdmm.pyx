@@ -468,6 +468,8 @@ cdef class ChainGDMM:
         cdef const double *mR = &self.msgR[0]
         cdef double best = NEG, base, v
         cdef double rho = self.rho
+        a_out[0] = 0          # (a defined answer when no score compares: NaN scores)
+        b_out[0] = 0
         for a in range(K):
             base = rho * self.msgL[a]
             for b in range(K):
@@ -538,6 +540,8 @@ cdef class ChainGDMM:
         cdef const double *W = &self.w[self.st.trans_off]
         cdef double best = NEG, v, rho = self.rho
         cdef int k, l, a, b, x
+        a_out[0] = 0          # (a defined answer when no score compares: NaN scores)
+        b_out[0] = 0
         for k in range(self.nsupL):                  # (iv) and (ii)
             a = self.supL[k]
             for l in range(self.nsupR):
