@@ -1,33 +1,14 @@
 """The scikit-learn side of every estimator: parameter constraints (checked by scikit-learn
 before every fit), its validation of the inputs, tags. The estimators are the core models
 (ssvmlinear.models) with these."""
-import numbers
-
-import numpy as np
 from sklearn.base import BaseEstimator
-from sklearn.utils._param_validation import Interval, StrOptions
 
 from . import validation
-from .registry import SOLVERS
-from .solvers.solver import Solver
+from .params import parameters_section
 
-# Parameters every estimator shares (each adds its structure's options), in scikit-learn's
-# constraint language (checked by sklearn's _fit_context before every fit); a solver object checks
-# its own parameters (Solver.check_params).
-COMMON_CONSTRAINTS = {
-    "solver": [None, StrOptions(set(SOLVERS)), Solver],
-    "C": [Interval(numbers.Real, 0, None, closed="neither")],
-    "loss": [str],  # a surrogate name; the (solver, loss) pair is checked by _check_solver_loss
-    "tol": [None, Interval(numbers.Real, 0, None, closed="neither")],
-    "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
-    "fit_intercept": ["boolean"],
-    "intercept_scaling": [Interval(numbers.Real, 0, None, closed="neither")],
-    "n_jobs": [None, numbers.Integral],
-    "random_state": ["random_state", np.random.Generator],
-    "verbose": ["verbose"],
-    "warm_start": ["boolean"],
-    "callback": [None, callable],
-}
+def constraints_of(params):
+    """scikit-learn's _parameter_constraints from the parameters' descriptions (params.Param)."""
+    return {p.name: p.sklearn_constraints() for p in params}
 
 
 class StructuredSSVM(BaseEstimator):
@@ -36,6 +17,11 @@ class StructuredSSVM(BaseEstimator):
 
     _parameter_constraints = {}
     _checks = validation
+
+    def __init_subclass__(cls, **kw):
+        super().__init_subclass__(**kw)
+        if cls.__doc__ and "{parameters}" in cls.__doc__:      # the Parameters section from the descriptions
+            cls.__doc__ = cls.__doc__.replace("{parameters}", parameters_section(cls.params).replace("\n", "\n    "))
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

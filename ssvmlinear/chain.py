@@ -1,7 +1,7 @@
 """Sequence labeling (chain) structural SVM: the scikit-learn estimator."""
 from sklearn.base import ClassifierMixin, _fit_context
 
-from .base import COMMON_CONSTRAINTS, StructuredSSVM
+from .base import StructuredSSVM, constraints_of
 from .models.chain import ChainModel
 
 
@@ -17,12 +17,11 @@ class ChainSSVM(ClassifierMixin, StructuredSSVM, ChainModel):
     solver=GDMM() decomposes the dual into token and tag-pair factors; GDMM(fmo_subsets=nu) with
     nu > 1 selects its sublinear oracles, which pay with many tags (hundreds to thousands).
 
-    Parameters as MulticlassSSVM, plus
-    start_end : bool, default False. Adds start and end transition weights (off by default, so
-        that the OCR model has exactly 128*26 + 26*26 weights, as in Balamurugan et al.).
-    normalize_loss : bool, default False. Hamming loss divided by the sequence length.
-    fit_intercept defaults to False here (the paper's feature map has no bias).
+    {parameters}
 
+    Notes
+    -----
+    Stopping rules: see MulticlassSSVM.
     fit(X, y, lengths, sample_weight=None): X has one row per token, y one tag per token, lengths
     the number of tokens of each sequence (in order). Instead of lengths, every method takes
     sequence_ids=: one id per row (as the svmlight qid), a sequence being a run of equal
@@ -40,11 +39,7 @@ class ChainSSVM(ClassifierMixin, StructuredSSVM, ChainModel):
     classes_ (the tags), and the solver diagnostics of MulticlassSSVM.
     """
 
-    _parameter_constraints = {
-        **COMMON_CONSTRAINTS,
-        "start_end": ["boolean"],
-        "normalize_loss": ["boolean"],
-    }
+    _parameter_constraints = constraints_of(ChainModel.params)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None, lengths=None, sample_weight=None, *, sequence_ids=None):

@@ -210,28 +210,24 @@ def _train(argv):
                 raise UsageError(f"-l: {e}") from None
             if opts.get("S", "hull") not in METHODS:
                 raise UsageError(f"-S: unknown search {opts['S']!r}; expected one of {', '.join(METHODS)}")
-        if opts.get("b", 1) < 1:
-            raise UsageError("-b: batch size must be >= 1")
-        if "P" in opts and str(stype) not in _types_taking("P").split(", "):
-            raise UsageError(f"-P applies to -s {_types_taking('P')}")
-        if opts.get("P", 1) < 1:
-            raise UsageError("-P: the number of shards must be >= 1")
+        for flag in ("P", "F"):
+            if flag in opts and str(stype) not in _types_taking(flag).split(", "):
+                raise UsageError(f"-{flag} applies to -s {_types_taking(flag)}")
         if opts.get("P", 1) > 1 and opts.get("b", 1) > 1:
             raise UsageError("-b and -P: SDM's threads share either oracle blocks or shards, not both")
-        if "F" in opts and str(stype) not in _types_taking("F").split(", "):
-            raise UsageError(f"-F applies to -s {_types_taking('F')}")
-        if opts.get("F", 1) < 1:
-            raise UsageError("-F: the number of subsets must be >= 1")
+        # the values of the flags, checked by the descriptions of the parameters they set
+        from .models.base import COMMON_PARAMS
+        solver_class = SOLVERS[solver].solver_class()
+        described = {p.flag: p for p in COMMON_PARAMS if p.flag in ("c", "e", "m")}
+        described.update({flag: solver_class.param(name) for flag, name in SOLVERS[solver].cli_options.items()})
+        for flag, param in described.items():
+            if flag in opts and param.cli_problem(opts[flag]) is not None:
+                raise UsageError(param.cli_problem(opts[flag]))
         structure = opts.get("t", "auto")
         if structure != "auto" and structure not in STRUCTURES:
             raise UsageError(f"unknown structure -t {structure}; expected auto or one of {', '.join(STRUCTURES)}")
-        for key, name in (("c", "C"), ("e", "epsilon")):
-            if key in opts and not 0 < opts[key] < np.inf:
-                raise UsageError(f"-{key}: {name} must be a finite number > 0")
         if not np.isfinite(opts.get("B", -1.0)):
             raise UsageError("-B: bias must be a finite number")
-        if "m" in opts and opts["m"] < 1:
-            raise UsageError("-m: max_iter must be >= 1")
         if "n" in opts and opts["n"] == 0:
             raise UsageError("-n: jobs must be nonzero")
     except UsageError as e:

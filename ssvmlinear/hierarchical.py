@@ -1,11 +1,8 @@
 """Hierarchical classification (choi-thesis ch. 6): the scikit-learn estimator."""
-import numbers
-
 from sklearn.base import ClassifierMixin, _fit_context
-from sklearn.utils._param_validation import Interval, StrOptions
 
-from .base import COMMON_CONSTRAINTS, StructuredSSVM
-from .models.hierarchical import MODELS, TASK_LOSSES, HierarchicalModel
+from .base import StructuredSSVM, constraints_of
+from .models.hierarchical import HierarchicalModel
 
 
 class HierarchicalSSVM(ClassifierMixin, StructuredSSVM, HierarchicalModel):
@@ -34,8 +31,10 @@ class HierarchicalSSVM(ClassifierMixin, StructuredSSVM, HierarchicalModel):
     ((6.13): the margin divided by that norm, loss 1) or "zero-one"; default hamming for HSVM,
     normalized for NHSVM and flat, zero-one for Shared SVM.
 
-    Parameters beyond the common ones (see MulticlassSSVM): hierarchy (a Hierarchy, a file of
-    "parent child" lines or a (parents, children) pair of node id arrays), model, alpha, T.
+    {parameters}
+
+    Notes
+    -----
     Labels y are leaf ids of the hierarchy.
 
     Attributes: coef_ (n_nodes, n_features), intercept_ (n_nodes,), nodes_ (node id per row of
@@ -43,16 +42,7 @@ class HierarchicalSSVM(ClassifierMixin, StructuredSSVM, HierarchicalModel):
     hierarchy_ and the solver diagnostics of every estimator.
     """
 
-    _parameter_constraints = {
-        **COMMON_CONSTRAINTS,
-        "hierarchy": "no_validation",   # a Hierarchy, a path or (parents, children): as_hierarchy checks
-        "model": [StrOptions(set(MODELS))],
-        "alpha": [StrOptions({"rho2", "directional"}), "array-like"],
-        "task_loss": [None, StrOptions(set(TASK_LOSSES))],
-        "T": [Interval(numbers.Real, 1, None, closed="left")],
-        "max_alternations": [Interval(numbers.Integral, 1, None, closed="left")],
-        "shared_tol": [Interval(numbers.Real, 0, None, closed="left")],
-    }
+    _parameter_constraints = constraints_of(HierarchicalModel.params)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):

@@ -307,7 +307,7 @@ def _read_model(src, as_estimator):
             fail("unexpected content after the weights")
     est = estimator_class(**kwargs)
     try:
-        est._check_solver_loss()
+        est._check_parameters()
     except ValueError as e:
         fail(str(e), header["loss"][0])
     est._set_weights(np.concatenate([p.ravel() for p in parts]) if len(parts) > 1 else parts[0], d, classes, bias)

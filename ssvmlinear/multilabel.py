@@ -1,9 +1,8 @@
 """Multi-label structural SVM: the scikit-learn estimator (independent labels, or labels coupled
 by pairwise factors)."""
 from sklearn.base import ClassifierMixin, MultiOutputMixin, _fit_context
-from sklearn.utils._param_validation import StrOptions
 
-from .base import COMMON_CONSTRAINTS, StructuredSSVM
+from .base import StructuredSSVM, constraints_of
 from .models.multilabel import MultiLabelModel
 
 
@@ -31,14 +30,14 @@ class MultiLabelSSVM(MultiOutputMixin, ClassifierMixin, StructuredSSVM, MultiLab
     a forest); pairs given must form a forest (fully connected models are not available in this
     version). Label indices are columns of Y (positions in classes_).
 
-    Parameters as ChainSSVM (C, solver, loss, tol, max_iter, fit_intercept, intercept_scaling,
-    normalize_loss, n_jobs, random_state, verbose, warm_start, callback) with the same meanings and
-    stopping rules (solver="gdmm" needs edges: per example, the active labels and their pairs are the
-    explicit factors, the other labels are searched GDMM(fmo_subsets=nu) nu blocks at a time);
-    the surrogates' search is the solver's (Pegasos(search=...), CuttingPlane(search=...)); solver=None picks
-    "sdcd" for loss="lse", "sdm" for loss="margin" and Pegasos for the other surrogates
-    (ssvmlinear.surrogates, e.g. "slack", "beta:0.5"), and "cutting-plane" trains the margin or
-    LSE problem with the one-slack method. fit_intercept defaults to
+    {parameters}
+
+    Notes
+    -----
+    Stopping rules: see MulticlassSSVM. solver="gdmm" needs edges: per example, the active labels
+    and their pairs are the explicit factors, the other labels are searched GDMM(fmo_subsets=nu)
+    nu blocks at a time; the surrogates' search is the solver's (Pegasos(search=...),
+    CuttingPlane(search=...)). fit_intercept defaults to
     True (a regularised bias feature of value intercept_scaling, as LIBLINEAR -B): with
     independent labels the bias carries each label's base rate.
 
@@ -65,11 +64,7 @@ class MultiLabelSSVM(MultiOutputMixin, ClassifierMixin, StructuredSSVM, MultiLab
     sum over all 2^K labels and is not computed (objective_ is NaN for loss="lse").
     """
 
-    _parameter_constraints = {
-        **COMMON_CONSTRAINTS,
-        "normalize_loss": ["boolean"],
-        "edges": [None, StrOptions({"chow-liu", "full"}), "array-like"],
-    }
+    _parameter_constraints = constraints_of(MultiLabelModel.params)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -35,3 +35,167 @@ class Params:
             p.name: p.default for p in inspect.signature(type(self).__init__).parameters.values()}
         changed = [f"{k}={v!r}" for k, v in self.get_params().items() if repr(v) != repr(defaults.get(k))]
         return f"{type(self).__name__}({', '.join(changed)})"
+
+
+class Param:
+    """One parameter's description: name, kind, range, default and a one-line doc. It is the one
+    source of the models' and solvers' checks (check), of scikit-learn's parameter validation
+    (sklearn_constraints), of ssvm-train's checks of its flag (cli_problem) and of the numpydoc
+    Parameters sections (numpydoc).
+
+    kind: "int", "real" (with low/high/closed: "left", "right", "both" or "neither"), "bool",
+    "options" (strings), "seed" (an int, None, or a numpy Generator/RandomState), "verbose", "callable",
+    "any" (checked by the model itself); none: None is allowed too; also: scikit-learn constraint
+    names accepted besides ("array-like", "dict", "solver"); flag: the ssvm-train option."""
+
+    def __init__(self, name, kind, default, doc, low=None, high=None, closed="left", options=(), none=False,
+                 also=(), flag=None, type_text=None):
+        self.name, self.kind, self.default, self.doc = name, kind, default, doc
+        self.low, self.high, self.closed = low, high, closed
+        self.options, self.none, self.also, self.flag = tuple(options), none, tuple(also), flag
+        self.type_text = type_text
+
+    # ------------------------------------------------------------------ in words
+    def _range_text(self):
+        lo_in, hi_in = self.closed in ("left", "both"), self.closed in ("right", "both")
+        parts = []
+        if self.low is not None:
+            parts.append(f"{'>=' if lo_in else '>'} {self.low:g}")
+        if self.high is not None:
+            parts.append(f"{'<=' if hi_in else '<'} {self.high:g}")
+        return " and ".join(parts)
+
+    def describe(self, none=True):
+        """What the parameter accepts, in words ("an integer >= 1"); none=False leaves out "or None"."""
+        if self.kind in ("int", "real"):
+            what = "an integer" if self.kind == "int" else "a finite number"
+            rng = self._range_text()
+            text = f"{what} {rng}" if rng else what
+        elif self.kind == "bool":
+            text = "True or False"
+        elif self.kind == "options":
+            text = "one of " + ", ".join(repr(o) for o in self.options)
+        elif self.kind == "seed":
+            text = "an integer, None or a numpy Generator"
+        elif self.kind == "verbose":
+            text = "an integer >= 0"
+        elif self.kind == "callable":
+            text = "a callable"
+        elif self.kind == "str":
+            text = "a string"
+        elif self.kind == "solver":
+            from .registry import SOLVERS
+            text = "a solver object (ssvmlinear.solvers) or one of " + ", ".join(repr(s) for s in SOLVERS)
+        else:
+            text = "a value"
+        return text + (" or None" if self.none and none else "")
+
+    def numpydoc(self):
+        """Its entry of a numpydoc Parameters section."""
+        type_text = self.type_text or {
+            "int": "int", "real": "float", "bool": "bool", "seed": "int, numpy Generator or None",
+            "verbose": "int", "callable": "callable", "options": "{" + ", ".join(repr(o) for o in self.options) + "}",
+            "str": "str", "solver": "str or Solver",
+        }.get(self.kind, "object")
+        if self.kind in ("int", "real") and self._range_text():
+            type_text += " " + self._range_text()
+        if self.none and "None" not in type_text:
+            type_text += " or None"
+        import textwrap
+        return f"{self.name} : {type_text}, default={self.default!r}\n" + textwrap.fill(
+            self.doc, width=92, initial_indent="    ", subsequent_indent="    ")
+
+    # ------------------------------------------------------------------ checks
+    def accepts(self, value):
+        import numbers
+        if self.kind == "any":      # (checked by its user)
+            return True
+        if value is None:
+            return self.none
+        kind = self.kind
+        if kind in ("int", "verbose"):
+            ok = isinstance(value, numbers.Integral) and not isinstance(value, bool)
+            return ok and (kind != "verbose" or value >= 0) and self._in_range(value)
+        if kind == "real":
+            import math
+            return (isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
+                    and self._in_range(value))
+        if kind == "bool":
+            return isinstance(value, bool) or type(value).__name__ == "bool_"
+        if kind == "options":
+            return isinstance(value, str) and value in self.options or bool(self.also)
+        if kind == "seed":
+            import numpy as np
+            return (isinstance(value, numbers.Integral) and not isinstance(value, bool)) or isinstance(
+                value, (np.random.Generator, np.random.RandomState))
+        if kind == "callable":
+            return callable(value)
+        if kind == "str":
+            return isinstance(value, str)
+        if kind == "solver":
+            from .registry import SOLVERS
+            from .solvers.solver import Solver
+            return isinstance(value, Solver) or isinstance(value, str) and value in SOLVERS
+        return True
+
+    def _in_range(self, v):
+        lo_in, hi_in = self.closed in ("left", "both"), self.closed in ("right", "both")
+        if self.low is not None and not (v >= self.low if lo_in else v > self.low):
+            return False
+        return self.high is None or (v <= self.high if hi_in else v < self.high)
+
+    def check(self, value, owner):
+        """ValueError naming the owner, the parameter and what it accepts."""
+        if not self.accepts(value):
+            raise ValueError(f"{owner}: {self.name} must be {self.describe()}; got {value!r}")
+
+    def cli_problem(self, value):
+        """The ssvm-train error for `value` given to the flag, in the CLI's words (None: fine)."""
+        if self.accepts(value):
+            return None
+        return f"-{self.flag} must be {self.describe(none=False)}"
+
+    def sklearn_constraints(self):
+        """The parameter in scikit-learn's constraint language (imports scikit-learn)."""
+        import numbers
+        from sklearn.utils._param_validation import Interval, StrOptions
+        out = [None] if self.none else []
+        if self.kind in ("int", "real"):
+            number = numbers.Integral if self.kind == "int" else numbers.Real
+            if self.low is None and self.high is None:
+                out.append(number)
+            else:
+                out.append(Interval(number, self.low, self.high, closed=self.closed))
+        elif self.kind == "bool":
+            out.append("boolean")
+        elif self.kind == "options":
+            out.append(StrOptions(set(self.options)))
+        elif self.kind == "seed":
+            import numpy as np
+            out += ["random_state", np.random.Generator]
+        elif self.kind == "verbose":
+            out.append("verbose")
+        elif self.kind == "callable":
+            out.append(callable)
+        elif self.kind == "str":
+            out.append(str)
+        elif self.kind == "solver":
+            from .registry import SOLVERS
+            from .solvers.solver import Solver
+            out += [StrOptions(set(SOLVERS)), Solver]
+        elif self.kind == "any":
+            out = "no_validation"
+        for extra in self.also:
+            if extra == "dict":
+                out.append(dict)
+            elif extra == "str":
+                out.append(str)
+            else:
+                out.append(extra)
+        return out
+
+
+def parameters_section(params):
+    """A numpydoc Parameters section from Param descriptions."""
+    body = "\n".join(p.numpydoc() for p in params)
+    return "Parameters\n----------\n" + body

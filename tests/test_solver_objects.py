@@ -66,7 +66,7 @@ def test_clone_and_grid_search_reach_solver_parameters():
 @pytest.mark.parametrize("solver, message", [
     (SDM(oracle_batch=0), "SDM: oracle_batch must be an integer >= 1; got 0"),
     (SDM(shards=True), "SDM: shards must be an integer >= 1; got True"),
-    (GDMM(rho=-1.0), "GDMM: rho must be a real number > 0"),
+    (GDMM(rho=-1.0), "GDMM: rho must be a finite number > 0"),
     (Pegasos(search="fast"), "Pegasos: search must be one of"),
     (CuttingPlane(max_type2=-1), "CuttingPlane: max_type2 must be an integer >= 0"),
     (SDCD(exact_violators="yes"), "SDCD: exact_violators must be True or False"),

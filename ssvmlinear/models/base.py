@@ -4,7 +4,7 @@ estimators are these models with scikit-learn's validation and mixins)."""
 import numpy as np
 
 from .. import checks
-from ..params import Params
+from ..params import Param, Params
 from ..registry import check_solver_loss, make_solver
 
 # Problems whose bound on the dual's weights, |w| <= 2 max_i C_i sum_r (|x_r| + 1) (rows r, the +1
@@ -39,12 +39,53 @@ def check_objective_range(structure, Cs, C):
                          f"(the weights' norm may reach {bound:.3g}); lower C or scale the features")
 
 
+# The parameters every model shares (each adds its structure's): their checks, scikit-learn's
+# constraints, ssvm-train's checks of the flags and the Parameters sections come from these.
+COMMON_PARAMS = (
+    Param("C", "real", 1.0, "Regularisation: the objective is 1/2 |w|^2 + sum_i C_i loss_i with C_i = C "
+          "(times sample_weight_i); LIBLINEAR's scaling.", low=0, closed="neither", flag="c"),
+    Param("solver", "solver", None, "The training method: a name (its default parameters) or a solver object "
+          "of ssvmlinear.solvers holding its own; None: 'sdm' for loss='margin', 'sdcd' for 'lse', 'pegasos' "
+          "for the other surrogates.", none=True),
+    Param("loss", "str", "margin", "The surrogate: 'margin' (margin rescaling), 'lse' (linear summed error) or "
+          "a bi-criteria surrogate of ssvmlinear.surrogates ('slack', 'beta:B', ...)."),
+    Param("tol", "real", None, "The solver's own stopping rule at this tolerance; None: its default tolerance "
+          "and a relative duality gap <= 1% (the papers' rules alone can stop far from the optimum).",
+          low=0, closed="neither", none=True, flag="e"),
+    Param("max_iter", "int", 1000, "The most passes over the data.", low=1, flag="m"),
+    Param("fit_intercept", "bool", True, "Add a bias feature of value intercept_scaling (regularised, as "
+          "LIBLINEAR -B)."),
+    Param("intercept_scaling", "real", 1.0, "The bias feature's value.", low=0, closed="neither"),
+    Param("n_jobs", "int", None, "Threads for the solvers' parallel phases, prediction and cross-validation; "
+          "results do not depend on it.", none=True, flag="n"),
+    Param("random_state", "seed", None, "The order of the passes (None: seed 0).", none=True, flag="r"),
+    Param("verbose", "verbose", 0, "Progress lines on the logger 'ssvmlinear' (>= 2: the primal after every "
+          "step too)."),
+    Param("warm_start", "bool", False, "Start from the previous fit's dual solution on the same data, kept "
+          "feasible for a new C."),
+    Param("callback", "callable", None, "callable(model) after every step, current_weights_ set; False "
+          "stops the fit.", none=True),
+)
+
+
+def common_params(**defaults):
+    """COMMON_PARAMS with other defaults (a structure's own, e.g. fit_intercept=False)."""
+    out = []
+    for p in COMMON_PARAMS:
+        if p.name in defaults:
+            p = Param(p.name, p.kind, defaults[p.name], p.doc, p.low, p.high, p.closed, p.options, p.none,
+                      p.also, p.flag, p.type_text)
+        out.append(p)
+    return tuple(out)
+
+
 class Model(Params):
     """The shared core of the models: runs the solver given by (solver, loss) on a compiled
     structure and keeps the diagnostics every model exposes. Input checks go through `_checks`
     (ssvmlinear.checks here; the estimators' scikit-learn validation there)."""
 
     _checks = checks
+    params = COMMON_PARAMS
 
     # the structure asks LSE solvers for every violating label (multiclass: its k-best is cheap)
     _exact_violators = False
@@ -58,7 +99,11 @@ class Model(Params):
     def _solver_name(self):
         return self._solver().name
 
-    def _check_solver_loss(self):
+    def _check_parameters(self):
+        """ValueError for a parameter its description refuses, a solver parameter, or a (solver,
+        loss) pair this version does not train."""
+        for param in self.params:
+            param.check(getattr(self, param.name), type(self).__name__)
         solver = self._solver()
         solver.check_params()
         check_solver_loss(solver, self.loss, type(self).__name__)

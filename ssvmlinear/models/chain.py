@@ -3,7 +3,8 @@
 import numpy as np
 
 from .. import checks
-from .base import Model
+from .base import Model, common_params
+from ..params import Param
 from ..distributed import decode_all
 from .._kernels.dataset import CSRDataset
 from .._kernels.chain import ChainStructure
@@ -59,6 +60,10 @@ def sequence_weights(sample_weight, lengths, n_rows, check=checks):
 
 class ChainModel(Model):
     """The chain model's core (ChainSSVM without scikit-learn): see ChainSSVM."""
+    params = common_params(fit_intercept=False) + (
+        Param("start_end", "bool", False, "Add start and end transition weights."),
+        Param("normalize_loss", "bool", False, "The Hamming loss divided by the sequence length."),
+    )
 
 
     def __init__(self, C=1.0, solver=None, loss="margin", tol=None, max_iter=1000, fit_intercept=False,
@@ -84,7 +89,7 @@ class ChainModel(Model):
         per sequence, or one per row constant within each sequence (multiplies C). X may also be
         the ShardedData of ssvmlinear.distributed.load_svmlight_shards(..., kind="sequence")
         (tags and sequences included): training then runs where its shards live."""
-        self._check_solver_loss()
+        self._check_parameters()
         from ..distributed import ShardedData, ShardedStructure, check_sharded_fit
         if isinstance(X, ShardedData):
             check_sharded_fit(self, X, "sequence", sample_weight)

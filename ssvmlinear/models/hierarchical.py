@@ -2,7 +2,8 @@
 of labels), numpy and scipy only."""
 import numpy as np
 
-from .base import Model
+from .base import Model, common_params
+from ..params import Param
 from ..hierarchy import Hierarchy, as_hierarchy, hierarchy_structure, multilabel_hierarchy_structure, node_alpha
 from ..distributed import decode_all
 from ..io import parse_int64_pairs, parse_finite_floats
@@ -21,6 +22,22 @@ DEFAULT_TASK_LOSS = {"hsvm": "hamming", "nhsvm": "normalized", "flat": "normaliz
 
 class HierarchicalModel(Model):
     """The hierarchical model's core (HierarchicalSSVM without scikit-learn): see HierarchicalSSVM."""
+    params = (
+        Param("hierarchy", "any", None, "The label hierarchy: a Hierarchy, a file of 'parent child' lines or a "
+              "(parents, children) pair of node id arrays.", type_text="Hierarchy, path or (parents, children)"),
+        Param("model", "options", "nhsvm", "'nhsvm' (normalised, node weights sqrt(alpha)), 'hsvm', 'flat' or "
+              "'shared' (alpha learned; trees).", options=MODELS),
+        Param("alpha", "options", "rho2", "The node weights of nhsvm: 'rho2', 'directional' or an array.",
+              options=("rho2", "directional"), also=("array-like",), type_text="'rho2', 'directional' or array-like"),
+        Param("task_loss", "options", None, "None: the model's default (hamming for hsvm, normalized for nhsvm "
+              "and flat, zero-one for shared).", options=TASK_LOSSES, none=True),
+        Param("T", "real", 1.5, "On a DAG, the path sums of alpha may lie in [1, T].", low=1),
+    ) + common_params() + (
+        Param("max_alternations", "int", 20, "Shared SVM: alternations of the weights' fit and alpha at most.",
+              low=1),
+        Param("shared_tol", "real", 1e-4, "Shared SVM: stop when the objective decreases by at most this, "
+              "relative.", low=0),
+    )
 
 
     def __init__(self, hierarchy=None, model="nhsvm", alpha="rho2", task_loss=None, T=1.5, C=1.0, solver=None,
@@ -91,7 +108,7 @@ class HierarchicalModel(Model):
         """X: (n_samples, n_features); y: the leaf id of every row; sample_weight multiplies C."""
         if self.hierarchy is None:
             raise ValueError("HierarchicalSSVM needs a hierarchy (a Hierarchy, a file path or (parents, children))")
-        self._check_solver_loss()
+        self._check_parameters()
         X = self._checks.check_csr(X, self)
         h = as_hierarchy(self.hierarchy)
         if h.n_leaves < 2:

@@ -2,7 +2,8 @@
 
 import numpy as np
 
-from .base import Model
+from .base import Model, common_params
+from ..params import Param
 from ..utils import class_weight_vector
 from .._kernels.dataset import CSRDataset
 from .._kernels.multiclass import MulticlassStructure
@@ -34,6 +35,11 @@ def lse_primal(X, y_idx, Cs, w, bias):
 
 class MulticlassModel(Model):
     """The multiclass model's core (MulticlassSSVM without scikit-learn): see MulticlassSSVM."""
+    params = common_params() + (
+        Param("class_weight", "options", None, "Multiplies C per class: {label: weight}, or 'balanced' (n / (K "
+              "count of the class)).", options=("balanced",), none=True, also=("dict",),
+              type_text="dict, 'balanced' or None"),
+    )
 
     # LSE-SDCD on multiclass: every class can be a violator, as in the paper's multiclass runs
     # (all classes in V_i); the k-best search over K classes is cheap.
@@ -62,7 +68,7 @@ class MulticlassModel(Model):
         sample_weight: one weight per row (multiplies C; not all zero). X may also be the
         ShardedData of ssvmlinear.distributed.load_svmlight_shards (labels included): training
         then runs where its shards live (solver sdm, sdcd or cutting-plane)."""
-        self._check_solver_loss()
+        self._check_parameters()
         from ..distributed import ShardedData
         if isinstance(X, ShardedData):
             return self._fit_sharded(X, sample_weight)

@@ -7,7 +7,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from .. import checks
-from .base import Model
+from .base import Model, common_params
+from ..params import Param
 from .multiclass import MulticlassModel
 from ..metrics import example_accuracy
 from ..io import read_int_pairs, parse_int64_pairs
@@ -23,6 +24,14 @@ _DENSE_OUTPUTS = {np.dtype(c).name for c in np.typecodes["AllInteger"] + np.type
 
 class MultiLabelModel(Model):
     """The multi-label model's core (MultiLabelSSVM without scikit-learn): see MultiLabelSSVM."""
+    params = common_params() + (
+        Param("normalize_loss", "bool", False, "The Hamming loss divided by the number of labels."),
+        Param("edges", "options", None, "None: independent labels; 'chow-liu' (the Chow-Liu tree of the training "
+              "labels), 'full' (every pair: the LP relaxation) or an (E, 2) array of label positions: pairwise "
+              "tables on those pairs (exact on a forest, LP-relaxed on any other graph).",
+              options=("chow-liu", "full"), none=True, also=("array-like",),
+              type_text="'chow-liu', 'full', array-like (E, 2) or None"),
+    )
 
 
     def __init__(self, C=1.0, solver=None, loss="margin", tol=None, max_iter=1000, fit_intercept=True,
@@ -49,7 +58,7 @@ class MultiLabelModel(Model):
         ShardedData of ssvmlinear.distributed.load_svmlight_shards(..., kind="multilabel") (labels
         included): training then runs where its shards live, over the label values that occur in
         the file (classes_), as ssvm-train trains."""
-        self._check_solver_loss()
+        self._check_parameters()
         from ..distributed import ShardedData
         if isinstance(X, ShardedData):
             return self._fit_sharded(X, sample_weight)

@@ -5,7 +5,9 @@ import time
 import numpy as np
 
 from .loop import Run, Step
-from .solver import AT_LEAST_ONE, BOOLEAN, Solver
+from ..params import Param
+from .pegasos import SEARCHES
+from .solver import Solver
 
 # The cutting plane splits every pass into this many fixed chunks of examples, whatever n_jobs is,
 # and adds their parts in chunk order: results do not depend on n_jobs.
@@ -61,23 +63,7 @@ class CuttingPlane(Solver):
     of the problem restricted to the final caches. On a Dask cluster the chunks live on the
     workers and the model equals the single-process one bit for bit.
 
-    Parameters
-    ----------
-    search : str, default "hull"
-        The surrogates' search (ssvmlinear.search); unused by margin rescaling and LSE.
-    exact_violators : bool, default False
-        LSE: type-I passes add every violating label (multiclass always does).
-    cache_size : int >= 1, default 10
-        Labels kept per example (a ring).
-    inactive_after : int >= 1, default 50
-        Iterations after which a constraint of zero dual weight is dropped.
-    max_type2 : int >= 0, default 5
-        Type-II iterations in a row at most (0: no limit, svm_struct's caching).
-    init_caches : dict or None, default None
-        Seeds the label caches (sizes/labels/loss: a dual solver's state or a run's `caches`).
-    oracle : bool, default True
-        False: the oracle is never called, so the problem restricted to the seeded caches is
-        solved (for LSE: the paper's OP5 over those working sets).
+    {parameters}
 
     Examples
     --------
@@ -90,6 +76,21 @@ class CuttingPlane(Solver):
     default_tol = 0.1
     distributed = "one-slack"
     max_calls = 50      # a search's oracle calls at most
+    params = (
+        Param("search", "options", "hull", "The surrogates' search (ssvmlinear.search); unused by margin "
+              "rescaling and LSE.", options=SEARCHES, flag="S"),
+        Param("exact_violators", "bool", False, "LSE: type-I passes add every violating label (multiclass "
+              "always does)."),
+        Param("cache_size", "int", 10, "Labels kept per example (a ring).", low=1),
+        Param("inactive_after", "int", 50, "Iterations after which a constraint of zero dual weight is dropped.",
+              low=1),
+        Param("max_type2", "int", CP_MAX_TYPE2, "Type-II iterations in a row at most (0: no limit, svm_struct's "
+              "caching).", low=0),
+        Param("init_caches", "any", None, "Seeds the label caches (sizes/labels/loss: a dual solver's state or "
+              "a run's `caches`).", type_text="dict or None"),
+        Param("oracle", "bool", True, "False: the oracle is never called, so the problem restricted to the "
+              "seeded caches is solved (for LSE: the paper's OP5 over those working sets)."),
+    )
 
     def __init__(self, search="hull", exact_violators=False, cache_size=10, inactive_after=50,
                  max_type2=CP_MAX_TYPE2, init_caches=None, oracle=True):
@@ -100,17 +101,6 @@ class CuttingPlane(Solver):
         self.max_type2 = max_type2
         self.init_caches = init_caches
         self.oracle = oracle
-
-    @property
-    def _kinds(self):
-        from ..search import METHODS
-        return {"search": tuple(METHODS), "exact_violators": BOOLEAN, "cache_size": AT_LEAST_ONE,
-                "inactive_after": AT_LEAST_ONE, "oracle": BOOLEAN}
-
-    def check_params(self):
-        super().check_params()
-        if not (isinstance(self.max_type2, (int, np.integer)) and self.max_type2 >= 0):
-            raise ValueError(f"CuttingPlane: max_type2 must be an integer >= 0; got {self.max_type2!r}")
 
     def accepts(self, loss, search=None):
         if loss == "lse":

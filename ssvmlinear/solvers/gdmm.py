@@ -4,7 +4,8 @@ import numpy as np
 
 from .bcfw import GapRuleRun
 from .loop import Step
-from .solver import AT_LEAST_ONE, POSITIVE, Solver
+from ..params import Param
+from .solver import Solver
 
 
 class GDMM(Solver):
@@ -21,18 +22,7 @@ class GDMM(Solver):
     The rule: gaps <= tol times the dual and violation <= tol (the dual -G(q) is the structural
     dual only at consistency). No warm start; one thread. On a Dask cluster: inside CoCoA+.
 
-    Parameters
-    ----------
-    rho : float > 0, default 1.0
-        The augmented Lagrangian's weight, relative to the mean squared token norm.
-    eta : float > 0, default 0.5
-        The multiplier step (scaled multipliers: 1 is the method of multipliers; the paper's
-        analysis needs eta < rho / 4).
-    fmo_subsets : int >= 1, default 1
-        1: exact factorwise oracles (all K tags of a token, all K^2 pairs of a bigram; all labels
-        in the activation search). nu > 1: the sublinear oracles -- a token searches one of nu
-        blocks of tags (and its active labels), a pair the ordered multimaps of the transition
-        table; multi-label: one block of labels per activation search.
+    {parameters}
 
     Examples
     --------
@@ -44,7 +34,15 @@ class GDMM(Solver):
     title = "GDMM"
     default_tol = 0.01
     distributed = "cocoa"
-    _kinds = {"rho": POSITIVE, "eta": POSITIVE, "fmo_subsets": AT_LEAST_ONE}
+    params = (
+        Param("rho", "real", 1.0, "The augmented Lagrangian's weight, relative to the mean squared token norm.",
+              low=0, closed="neither"),
+        Param("eta", "real", 0.5, "The multiplier step (scaled multipliers: 1 is the method of multipliers; "
+              "the paper's analysis needs eta < rho / 4).", low=0, closed="neither"),
+        Param("fmo_subsets", "int", 1, "1: exact factorwise oracles; nu > 1: the sublinear ones (a token "
+              "searches one of nu blocks of tags, a tag pair the transition table's ordered multimaps; "
+              "multi-label: one block of labels per activation search).", low=1, flag="F"),
+    )
 
     def __init__(self, rho=1.0, eta=0.5, fmo_subsets=1):
         self.rho = rho

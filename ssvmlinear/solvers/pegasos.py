@@ -4,7 +4,12 @@ import time
 import numpy as np
 
 from .loop import Run, Step
-from .solver import AT_LEAST_ONE, BOOLEAN, Solver
+from ..params import Param
+from ..search import METHODS
+from .solver import Solver
+
+
+SEARCHES = tuple(METHODS)
 
 
 class Pegasos(Solver):
@@ -17,18 +22,7 @@ class Pegasos(Solver):
     duality gap. With n_jobs > 1 the searches of each mini-batch are shared by threads; updates
     are applied in batch order, so results do not depend on n_jobs.
 
-    Parameters
-    ----------
-    search : str, default "hull"
-        How the bi-criteria surrogates' most violating label is searched (ssvmlinear.search:
-        "exact", "binary", "bisecting", "angular", "hull", "hull-integral"; "none" for margin
-        rescaling).
-    batch_size : int >= 1, default 1
-        Examples per mini-batch.
-    average : bool, default True
-        Return the average of all iterates (else the last one).
-    projection : bool, default False
-        Project the iterate onto the ball of radius sqrt(sum_i C_i max loss), as in the paper.
+    {parameters}
 
     Examples
     --------
@@ -41,6 +35,15 @@ class Pegasos(Solver):
     default_tol = 1e-3
     distributed = None
     max_calls = 50      # a search's oracle calls at most
+    params = (
+        Param("search", "options", "hull", "How the surrogates' most violating label is searched "
+              "(ssvmlinear.search; 'none' for margin rescaling).", options=SEARCHES, flag="S"),
+        Param("batch_size", "int", 1, "Examples per mini-batch (their searches run in n_jobs threads).",
+              low=1, flag="b"),
+        Param("average", "bool", True, "Return the average of all iterates (else the last one)."),
+        Param("projection", "bool", False, "Project the iterate onto the ball of radius sqrt(sum_i C_i max "
+              "loss), as in the paper."),
+    )
 
     def __init__(self, search="hull", batch_size=1, average=True, projection=False):
         self.search = search
@@ -48,10 +51,6 @@ class Pegasos(Solver):
         self.average = average
         self.projection = projection
 
-    @property
-    def _kinds(self):
-        from ..search import METHODS
-        return {"search": tuple(METHODS), "batch_size": AT_LEAST_ONE, "average": BOOLEAN, "projection": BOOLEAN}
 
     def accepts(self, loss, search=None):
         from .cutting_plane import surrogate_problem

@@ -2,7 +2,8 @@
 (_kernels/solvers/sdcd.pyx; Balamurugan et al., Alg. 2)."""
 
 from .loop import GAP_CHECK_EVERY, Run, Step
-from .solver import AT_LEAST_ONE, BOOLEAN, Solver
+from ..params import Param
+from .solver import Solver
 
 
 class SDCD(Solver):
@@ -13,15 +14,7 @@ class SDCD(Solver):
     pass in which no example's sum of squared dual changes divided by C_i exceeds tol
     (deltathresh, 1e-4 in the paper, where C = 1). On a Dask cluster it runs inside CoCoA+.
 
-    Parameters
-    ----------
-    exact_violators : bool, default False
-        Type-I passes add every violating label (the k-best search of the structure) instead of
-        the most violating one; the multiclass model always does.
-    kappa1 : int >= 1, default 10
-        Type-I passes before the schedule starts.
-    kappa2 : int >= 1, default 5
-        Then one type-I pass every kappa2 passes.
+    {parameters}
 
     Examples
     --------
@@ -33,7 +26,13 @@ class SDCD(Solver):
     title = "LSE-SDCD"
     default_tol = 1e-4
     distributed = "cocoa"
-    _kinds = {"exact_violators": BOOLEAN, "kappa1": AT_LEAST_ONE, "kappa2": AT_LEAST_ONE}
+    params = (
+        Param("exact_violators", "bool", False, "Type-I passes add every violating label (the k-best "
+              "search) instead of the most violating one, so the fixed point is the full LSE problem's "
+              "optimum instead of the optimum over the final working sets (multiclass always does)."),
+        Param("kappa1", "int", 10, "Type-I passes before the schedule starts.", low=1),
+        Param("kappa2", "int", 5, "Then one type-I pass every kappa2 passes.", low=1),
+    )
 
     def __init__(self, exact_violators=False, kappa1=10, kappa2=5):
         self.exact_violators = exact_violators

@@ -3,7 +3,8 @@ import numpy as np
 
 from .._kernels.sdm import SDMSolver
 from .loop import GAP_CHECK_EVERY, Run, Step
-from .solver import AT_LEAST_ONE, Solver
+from ..params import Param
+from .solver import Solver
 
 # Type-II passes (working sets only) allowed between two type-I (oracle) passes.
 MAX_TYPE2_PASSES = 10
@@ -55,17 +56,7 @@ class SDM(Solver):
     at large C (C R^2 above catalyst.CATALYST_SCALE), SDM runs inside Catalyst; on a Dask cluster
     inside CoCoA+.
 
-    Parameters
-    ----------
-    oracle_batch : int >= 1, default 1
-        Type-I passes take the shuffled examples in blocks of this many, whose oracles are all
-        asked at the block's starting weights by n_jobs threads before the block's visits (1: the
-        plain sequential method). Results depend on it, not on n_jobs.
-    shards : int >= 1, default 1
-        Every pass runs in rounds whose examples are cut into this many shards visited
-        concurrently against their own copies of the weights, combined by an exact line search on
-        the dual. Pays where visits are costly and the shards' changes add up (chains); on sparse
-        multiclass problems oracle_batch is the better use of threads. Not with oracle_batch > 1.
+    {parameters}
 
     Examples
     --------
@@ -77,7 +68,14 @@ class SDM(Solver):
     title = "SDM"
     default_tol = 0.1
     distributed = "cocoa"
-    _kinds = {"oracle_batch": AT_LEAST_ONE, "shards": AT_LEAST_ONE}
+    params = (
+        Param("oracle_batch", "int", 1, "Type-I passes take the shuffled examples in blocks of this many, whose "
+              "oracles are asked at the block's starting weights by n_jobs threads (1: the sequential method; "
+              "results depend on it, not on n_jobs).", low=1, flag="b"),
+        Param("shards", "int", 1, "Passes run in rounds cut into this many shards visited concurrently against "
+              "their own copies of w, combined by an exact line search (chains; not with oracle_batch > 1).",
+              low=1, flag="P"),
+    )
 
     def __init__(self, oracle_batch=1, shards=1):
         self.oracle_batch = oracle_batch
