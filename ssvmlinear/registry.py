@@ -39,8 +39,8 @@ SOLVERS = {s.name: s for s in (
                cli_options={"S": "search"}),
     SolverSpec("bcfw", ".solvers.bcfw:BCFW", cli=((5, "margin", "block-coordinate Frank-Wolfe, margin rescaling (BCFW)"),)),
     SolverSpec("gdmm", ".solvers.gdmm:GDMM",
-               cli=((6, "margin", "GDMM with factorwise oracles, margin rescaling (chains; -F for the\n"
-                                  "\t      sublinear oracles)"),), cli_options={"F": "fmo_subsets"}),
+               cli=((6, "margin", "GDMM with factorwise oracles, margin rescaling (-F: the sublinear\n"
+                                  "\t      oracles of chains and pairwise multi-label)"),), cli_options={"F": "fmo_subsets"}),
     SolverSpec("pegasos", ".solvers.pegasos:Pegasos", cli=((4, None, "Pegasos SGD, any surrogate (-l) and search (-S)"),),
                default_for=("*",), cli_options={"b": "batch_size", "S": "search"}),
 )}

@@ -59,11 +59,7 @@ TRAINED = [("sdm", "margin"), ("cutting-plane", "margin"), ("bcfw", "margin"), (
            ("pegasos", "margin"), ("sdcd", "lse"), ("cutting-plane", "lse")]
 
 # what a solver refuses today, and why
-REFUSED = {
-    ("gdmm", "multiclass"): "GDMM runs on the chain's and the pairwise multi-label structure's factors only",
-    ("gdmm", "hierarchy"): "GDMM runs on the chain's and the pairwise multi-label structure's factors only",
-    ("gdmm", "multilabel", 0): "GDMM runs on the pairwise multi-label structure only (seed 0: independent labels)",
-}
+REFUSED = {}
 
 
 def test_every_structure_and_solver_is_covered():

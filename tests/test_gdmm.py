@@ -1,11 +1,14 @@
 """GDMM (solver='gdmm', -s 6) on chains: its optimum equals SDM's; the factorwise oracles equal
 brute force (the sampled one over its block and the labels it always scores, the multimap search
 over all K^2 pairs after passes and random changes of the transition table)."""
+import warnings
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
 from ssvmlinear import ChainSSVM, MulticlassSSVM
+from ssvmlinear.exceptions import ConvergenceWarning
 from ssvmlinear._kernels.chain import ChainStructure
 from ssvmlinear._kernels.dataset import CSRDataset
 from ssvmlinear._kernels.gdmm import ChainGDMM, PairwiseGDMM
@@ -129,11 +132,24 @@ def test_multimap_search_equals_a_full_scan():
     check()
 
 
-def test_gdmm_refuses_other_structures_and_bad_parameters():
-    X = sp.random(30, 5, density=0.5, format="csr", random_state=0)
-    y = np.arange(30) % 3
-    with pytest.raises(ValueError, match="trains chains"):
-        MulticlassSSVM(solver="gdmm").fit(X, y)
+def test_gdmm_on_one_factor_per_example_is_block_frank_wolfe_with_away_steps():
+    """Multiclass: GDMM's factors are the examples (no consistency constraints): block
+    Frank-Wolfe with away steps, every step an exact line search (the dual never decreases),
+    to the optimum SDM reaches, in fewer passes than BCFW's Frank-Wolfe steps alone."""
+    X = sp.random(60, 8, density=0.5, format="csr", random_state=0)
+    y = np.asarray(X @ np.random.RandomState(1).randn(8, 4)).argmax(axis=1)
+    ref = MulticlassSSVM(C=1.0, tol=1e-9, max_iter=100000).fit(X, y)
+    est = MulticlassSSVM(C=1.0, solver="gdmm", tol=1e-6, max_iter=100000).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)      # (BCFW: max_iter, as intended)
+        bcfw = MulticlassSSVM(C=1.0, solver="bcfw", tol=1e-6, max_iter=5 * est.n_iter_).fit(X, y)
+    assert est.converged_ and est.objective_ == pytest.approx(ref.objective_, rel=1e-5)
+    assert np.all(np.diff(est.dual_curve_) >= -1e-9 * abs(est.dual_curve_[-1]))
+    assert np.all(est.consistency_violation_curve_ == 0.0)
+    assert not bcfw.converged_          # Frank-Wolfe steps alone: not in five times the passes
+
+
+def test_gdmm_refuses_bad_parameters():
     X, y, lengths = random_chains()
     with pytest.raises(ValueError, match="GDMM: fmo_subsets must be"):
         ChainSSVM(solver=GDMM(fmo_subsets=0)).fit(X, y, lengths)

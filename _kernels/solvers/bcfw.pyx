@@ -13,6 +13,13 @@ The paper keeps w_i = sum_y alpha_i(y) dphi_i(y) as a dense vector per example; 
 in the label store's working set V_i (labels the oracle returned, with their Gram matrix), so a
 step costs the oracle, |V_i| margins and one merged update, and memory grows with the labels
 found, not with n times the weight dimension. Sum of g_i over a pass: the stopping rule.
+
+With away_steps (GDMM on a structure with one factor per example: its factorwise oracle is the
+structure's loss-augmented oracle and no consistency constraint links factors, so Yen et al.'s
+method is this block method), a block whose away gap sum_y alpha_i(y) H_i(y) - C_i H_i(v), v the
+active label of lowest H_i, exceeds its Frank-Wolfe gap moves mass away from v instead:
+alpha_i <- alpha_i + gamma (alpha_i - C_i e_v), gamma <= alpha_i(v) / (C_i - alpha_i(v)), by the
+same exact line search (Lacoste-Julien & Jaggi 2015's away-step Frank-Wolfe, per block).
 """
 import numpy as np
 
@@ -28,6 +35,7 @@ cdef class BCFWSolver(DualSolver):
     cdef double[::1] grow_
     cdef double[::1] slack
     cdef Py_ssize_t cap_
+    cdef public bint away_steps
 
     def __init__(self, Structure structure, Cs, unsigned long long seed=0):
         DualSolver.__init__(self, structure, Cs, seed)
@@ -35,6 +43,7 @@ cdef class BCFWSolver(DualSolver):
         self.cap_ = 0
         self._reserve(16)
         self.slack = np.zeros(max(self.n, 1))
+        self.away_steps = False
 
     def _reserve(self, Py_ssize_t need):
         if need > self.cap_:
@@ -74,6 +83,8 @@ cdef class BCFWSolver(DualSolver):
             self.H[k] += self.ws.loss(i)[k]
             g -= alpha[k] * self.H[k]
         g += C * self.H[j]
+        if self.away_steps and self._away_step(i, n, C, g, alpha, G, c):
+            return g
         if g <= 0.0:
             return 0.0
         # (G alpha)_j from the cached Gram row (or one computed now); ||w_i||^2 = q_i kept up to date
@@ -101,6 +112,59 @@ cdef class BCFWSolver(DualSolver):
         self.q[i] = ((1.0 - gamma) * (1.0 - gamma) * self.q[i] + 2.0 * gamma * (1.0 - gamma) * C * Ga_j
                      + gamma * gamma * C * C * row[j])
         return g
+
+    cdef int _away_step(self, Py_ssize_t i, int n, double C, double g, double *alpha, double *G,
+                        Py_ssize_t c) noexcept nogil:
+        """The away step of block i when its away gap exceeds the Frank-Wolfe gap g (H over V_i
+        in self.H); returns 1 when taken, 0 when the Frank-Wolfe step is to be taken instead. The
+        mass C_i - sum alpha_i sits on the true label (H = 0, dphi = 0): it is a vertex too."""
+        cdef double *w = &self.w[0]
+        cdef double *row = &self.grow_[0]
+        cdef double s = 0.0, total = 0.0, implicit, Hv, ga, Ga_v = 0.0, Gvv = 0.0, denom, gamma, gmax
+        cdef int k, v = -1
+        for k in range(n):
+            if alpha[k] > 0.0:
+                s += alpha[k] * self.H[k]
+                total += alpha[k]
+                if v < 0 or self.H[k] < self.H[v]:
+                    v = k
+        implicit = C - total
+        Hv = self.H[v] if v >= 0 else 0.0
+        if implicit > 1e-12 * C and (v < 0 or Hv > 0.0):
+            v = -1                          # away from the true label
+            Hv = 0.0
+        elif v < 0 or alpha[v] >= C:
+            return 0
+        ga = s - C * Hv
+        if not ga > g:
+            return 0
+        if v >= 0:
+            if G != NULL:
+                for k in range(n):
+                    row[k] = G[v * c + k]
+            else:
+                self.st.gram_row(i, self.ws.label(i, v), self.ws.labels(i), n, row, &self.work[0])
+            for k in range(n):
+                Ga_v += alpha[k] * row[k]
+            Gvv = row[v]
+            gmax = alpha[v] / (C - alpha[v])
+        else:
+            gmax = implicit / total
+        denom = self.q[i] - 2.0 * C * Ga_v + C * C * Gvv
+        gamma = gmax if denom <= 1e-300 * C * C else min(ga / denom, gmax)
+        # alpha <- (1 + gamma) alpha - gamma C e_v; w moves by gamma (w_i - C dphi(v))
+        for k in range(n):
+            self.coefs[k] = gamma * alpha[k]
+            alpha[k] *= 1.0 + gamma
+        if v >= 0:
+            self.coefs[v] -= gamma * C
+            alpha[v] -= gamma * C
+            if gamma == gmax:
+                alpha[v] = 0.0              # (exactly: a drop step leaves the label)
+        self.st.update_many(w, i, &self.coefs[0], self.ws.labels(i), n, &self.work[0])
+        self.q[i] = ((1.0 + gamma) * (1.0 + gamma) * self.q[i] - 2.0 * gamma * (1.0 + gamma) * C * Ga_v
+                     + gamma * gamma * C * C * Gvv)
+        return 1
 
     def run_pass(self):
         """One pass over the examples in a random order; returns the sum of the block gaps."""

@@ -158,6 +158,18 @@ class Model(Params):
         self.converged_ = res.converged
         return res.w
 
+    def _fit_shards(self, data, structures, Cs, classes, bias, n_weights=None):
+        """The fit on ShardedData (every model's): structures and Cs are the shards' futures
+        (data.map of the model's shard functions, run where each shard lives); n_weights: the
+        weight dimension, else the first shard's structure's. No warm start across sharded fits."""
+        from ..distributed import ShardedStructure
+        self.n_features_in_ = data.n_features
+        if n_weights is None:
+            n_weights = data.client.submit(_n_weights, structures[0]).result()
+        w = self._solve(ShardedStructure(data, structures, Cs, n_weights), None, None)
+        self._set_weights(w, data.n_features, classes, bias)
+        return self._finish_fit()
+
     def _finish_fit(self):
         """The end of every fit: self, or -- when Ctrl-C stopped the solver -- the KeyboardInterrupt
         again, now that the estimator holds the model of the last completed pass (an interactive
@@ -185,3 +197,7 @@ class Model(Params):
 
     def _check_fitted(self):
         self._checks.check_fitted(self)
+
+
+def _n_weights(structure):      # (on a worker)
+    return structure.n_weights

@@ -90,18 +90,14 @@ class ChainModel(Model):
         the ShardedData of ssvmlinear.distributed.load_svmlight_shards(..., kind="sequence")
         (tags and sequences included): training then runs where its shards live."""
         self._check_parameters()
-        from ..distributed import ShardedData, ShardedStructure, check_sharded_fit
+        from ..distributed import ShardedData, check_sharded_fit
         if isinstance(X, ShardedData):
             check_sharded_fit(self, X, "sequence", sample_weight)
             classes = X.classes
             bias = float(self.intercept_scaling) if self.fit_intercept else -1.0
-            self.n_features_in_ = X.n_features
             structures = X.map(_shard_structure, classes, X.n_features, bias, bool(self.start_end),
                                bool(self.normalize_loss))
-            structure = ShardedStructure(X, structures, X.map(_shard_Cs, self.C),
-                                         X.client.submit(_n_weights, structures[0]).result())
-            self._set_weights(self._solve(structure, None, None), X.n_features, classes, bias)
-            return self._finish_fit()
+            return self._fit_shards(X, structures, X.map(_shard_Cs, self.C), classes, bias)
         X, y = self._checks.check_csr(X, self, y)
         self._checks.check_class_labels(y)
         lengths = sequence_lengths(lengths, sequence_ids, X.shape[0])  # >= 1 sequence: X has >= 1 row
@@ -187,10 +183,6 @@ def _shard_structure(part, classes, n_features, bias, start_end, normalize_loss)
 
 def _shard_Cs(part, C):
     return np.full(part["lengths"].shape[0], float(C))
-
-
-def _n_weights(structure):
-    return structure.n_weights
 
 
 def _shard_predict(part, classes, n_features, bias, start_end, normalize_loss, w):

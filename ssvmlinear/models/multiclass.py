@@ -92,7 +92,7 @@ class MulticlassModel(Model):
         return self._finish_fit()
 
     def _fit_sharded(self, data, sample_weight):
-        from ..distributed import ShardedStructure, check_sharded_fit
+        from ..distributed import check_sharded_fit
         check_sharded_fit(self, data, "multiclass", sample_weight)
         classes = data.classes
         if classes.shape[0] < 2:
@@ -101,14 +101,9 @@ class MulticlassModel(Model):
         class_C = self.C * class_weight_vector(self.class_weight, classes, np.repeat(np.arange(K), data.class_counts)
                                                if self.class_weight == "balanced" else np.arange(K))
         bias = float(self.intercept_scaling) if self.fit_intercept else -1.0
-        self.n_features_in_ = data.n_features
-        structure = ShardedStructure(data, data.map(_shard_structure, classes, data.n_features, bias),
-                                     data.map(_shard_Cs, classes, class_C),
-                                     (data.n_features + (1 if bias > 0 else 0)) * K)
-        # no warm start across sharded fits (warm_key None)
-        w = self._solve(structure, None, None)
-        self._set_weights(w, data.n_features, classes, bias)
-        return self._finish_fit()
+        return self._fit_shards(data, data.map(_shard_structure, classes, data.n_features, bias),
+                                data.map(_shard_Cs, classes, class_C), classes, bias,
+                                (data.n_features + (1 if bias > 0 else 0)) * K)
 
     def _set_weights(self, w, n_features, classes, bias):
         # w: flat, or a feature-major 2-D view (a loaded model), K columns (1 for a binary MultiLabelSSVM)

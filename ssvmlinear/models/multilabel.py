@@ -82,7 +82,7 @@ class MultiLabelModel(Model):
         return self._finish_fit()
 
     def _fit_sharded(self, data, sample_weight):
-        from ..distributed import ShardedStructure, check_sharded_fit
+        from ..distributed import check_sharded_fit
         check_sharded_fit(self, data, "multilabel", sample_weight)
         classes = data.classes[data.class_counts > 0]     # label values that occur (columns of the file's Y)
         if not classes.size:
@@ -95,13 +95,8 @@ class MultiLabelModel(Model):
             edges = _fit_edges(self.edges, sp.csr_matrix((0, classes.shape[0])))
         self.n_features_in_ = data.n_features
         structures = data.map(_shard_structure, classes, data.n_features, bias, edges, bool(self.normalize_loss))
-        from .chain import _n_weights
-        structure = ShardedStructure(data, structures, data.map(_shard_Cs, float(self.C)),
-                                     data.client.submit(_n_weights, structures[0]).result())
-        w = self._solve(structure, None, None)      # no warm start across sharded fits
         self.edges_ = edges
-        self._set_weights(w, data.n_features, classes, bias)
-        return self._finish_fit()
+        return self._fit_shards(data, structures, data.map(_shard_Cs, float(self.C)), classes, bias)
 
     def _set_weights(self, w, n_features, classes, bias):
         # the same feature-major n_cols x K layout as the multiclass model, then the E x 2 x 2 tables

@@ -21,9 +21,8 @@ class BCFW(Solver):
     name = "bcfw"
     title = "BCFW"
     default_tol = 1e-3
-    distributed = None
 
-    def start(self, problem):
+    def start_local(self, problem):
         return BCFWRun(problem)
 
 

@@ -107,8 +107,7 @@ class CuttingPlane(Solver):
             return None
         return surrogate_problem(loss, True, self.search)
 
-    def start(self, problem):
-        self.check_params()
+    def start_local(self, problem):
         return CuttingPlaneRun(self, problem)
 
 

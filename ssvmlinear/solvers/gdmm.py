@@ -2,16 +2,18 @@
 maximisation oracles (_kernels/solvers/gdmm.pyx)."""
 import numpy as np
 
-from .bcfw import GapRuleRun
+from .bcfw import BCFWRun, GapRuleRun
 from .loop import Step
 from ..params import Param
 from .solver import Solver
 
 
 class GDMM(Solver):
-    """GDMM on the factor duals of a chain or of pairwise multi-label.
+    """GDMM on the factor duals of a structure.
 
-    On a chain: factor duals per token and per pair of tokens, an augmented Lagrangian on their
+    On a structure of one factor per example (multiclass, independent multi-label, hierarchies)
+    the factors are not linked: GDMM is block Frank-Wolfe with away steps whose factorwise
+    oracle is the structure's loss-augmented oracle (rho, eta and fmo_subsets do not apply). On a chain: factor duals per token and per pair of tokens, an augmented Lagrangian on their
     consistency, block Frank-Wolfe with away steps per factor driven by factorwise maximisation
     oracles, the multiplier step after each pass. On pairwise multi-label (any graph; on a cyclic
     one the LP-relaxed problem): block-greedy coordinate descent (Alg. 3) over per-example active
@@ -49,17 +51,17 @@ class GDMM(Solver):
         self.eta = eta
         self.fmo_subsets = fmo_subsets
 
-    def start(self, problem):
-        from ..distributed import cluster_of
-        self.check_params()
-        client = cluster_of(problem.structure)
-        if client is not None:
-            from .cocoa import CoCoARun
-            return CoCoARun(self, client, problem)
-        return GDMMRun(self.local_kernel(problem.structure, problem.Cs, problem.seed, False), problem)
+    def start_local(self, problem):
+        kernel = self.factor_kernel(problem.structure, problem.Cs, problem.seed)
+        if kernel is None:          # one factor per example
+            return OneFactorGDMMRun(problem)
+        return GDMMRun(kernel, problem)
 
-    def local_kernel(self, structure, Cs, seed, exact_violators):
-        """The GDMM kernel of this structure."""
+    def factor_kernel(self, structure, Cs, seed):
+        """The GDMM kernel of a structure whose examples decompose into several factors linked by
+        consistency constraints (chains: tokens and tag pairs; pairwise multi-label: labels and
+        label pairs), or None for a structure of one factor per example (multiclass, independent
+        multi-label, hierarchies), whose factorwise oracle is its loss-augmented oracle."""
         from .._kernels.chain import ChainStructure
         from .._kernels.gdmm import ChainGDMM, PairwiseGDMM
         from .._kernels.pairwise_multilabel import PairwiseMultiLabelStructure
@@ -68,9 +70,14 @@ class GDMM(Solver):
             return ChainGDMM(structure, Cs, rho=rho, eta=eta, fmo_subsets=nu, sublinear=nu > 1, seed=seed)
         if isinstance(structure, PairwiseMultiLabelStructure):
             return PairwiseGDMM(structure, Cs, rho=rho, eta=eta, fmo_subsets=nu, seed=seed)
-        raise ValueError("solver='gdmm' trains chains (ChainSSVM) and pairwise multi-label models "
-                         "(MultiLabelSSVM with edges) in this version; other structures train with "
-                         "'sdm', 'bcfw', 'cutting-plane' or 'pegasos'")
+        return None
+
+    def local_kernel(self, structure, Cs, seed, exact_violators):
+        kernel = self.factor_kernel(structure, Cs, seed)
+        if kernel is None:
+            raise ValueError("GDMM runs on a cluster for chains and pairwise multi-label models; on a structure "
+                             "of one factor per example use solver='sdm' or 'sdcd' there")
+        return kernel
 
     # CoCoA+ (cocoa.py): GDMM's augmented Lagrangian terms are per example, so local
     local_weights_buffered = True
@@ -116,3 +123,28 @@ class GDMMRun(GapRuleRun):
         k = self.kernel
         return dict(n_oracle_calls=k.n_fmo_calls, working_set_size=int(round(sum(k.active_set_sizes()))),
                     infeasibility=np.array(self.violations))
+
+
+class OneFactorGDMMRun(BCFWRun):
+    """GDMM on a structure of one factor per example: no consistency constraints link factors, so
+    the augmented Lagrangian and the multiplier step vanish and the method is block Frank-Wolfe
+    with away steps, the factorwise oracle being the structure's loss-augmented oracle (the BCFW
+    kernel with away_steps). Its rule is GDMM's (block gaps <= tol times the dual; violation 0)."""
+    tag = "gdmm"
+    title = "GDMM"
+
+    def __init__(self, problem):
+        super().__init__(problem)
+        self.kernel.away_steps = True
+        self.violations = []
+
+    def step(self, limit):
+        step = super().step(limit)
+        self.violations.append(0.0)
+        return step
+
+    def rule_text(self):
+        return f"the block gaps fell to tol={self.tol:.3g} of the dual"
+
+    def result(self):
+        return dict(super().result(), infeasibility=np.array(self.violations))

@@ -33,7 +33,6 @@ class Pegasos(Solver):
     name = "pegasos"
     title = "Pegasos"
     default_tol = 1e-3
-    distributed = None
     max_calls = 50      # a search's oracle calls at most
     params = (
         Param("search", "options", "hull", "How the surrogates' most violating label is searched "
@@ -56,8 +55,7 @@ class Pegasos(Solver):
         from .cutting_plane import surrogate_problem
         return surrogate_problem(loss, False, self.search)
 
-    def start(self, problem):
-        self.check_params()
+    def start_local(self, problem):
         return PegasosRun(self, problem)
 
 

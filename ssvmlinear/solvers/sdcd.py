@@ -42,13 +42,7 @@ class SDCD(Solver):
     def accepts(self, loss, search=None):
         return None if loss == "lse" else "not available"
 
-    def start(self, problem):
-        from ..distributed import cluster_of
-        self.check_params()
-        client = cluster_of(problem.structure)
-        if client is not None:
-            from .cocoa import CoCoARun
-            return CoCoARun(self, client, problem)
+    def start_local(self, problem):
         return SDCDRun(self, problem)
 
     # CoCoA+ (cocoa.py)
@@ -65,12 +59,6 @@ class SDCD(Solver):
 
     def local_slack(self, kernel, half_ww):
         return kernel.restricted_slack_sum()
-
-    def local_calls(self, kernel):
-        return kernel.n_oracle_calls
-
-    def local_working_set(self, kernel):
-        return int(kernel.working_set_sizes().sum())
 
     @staticmethod
     def rule_of_rounds(rules, tol, dual):

@@ -81,14 +81,8 @@ class SDM(Solver):
         self.oracle_batch = oracle_batch
         self.shards = shards
 
-    def start(self, problem):
-        from ..distributed import cluster_of
+    def start_local(self, problem):
         from .catalyst import CatalystRun, catalyst_kappa
-        self.check_params()
-        client = cluster_of(problem.structure)
-        if client is not None:
-            from .cocoa import CoCoARun
-            return CoCoARun(self, client, problem)
         run = SDMRun(self, problem)
         kappa = catalyst_kappa(problem.structure, problem.Cs) if problem.gap_tol is not None else 0.0
         return CatalystRun(run, kappa, problem.gap_tol) if kappa > 0 else run
@@ -107,12 +101,6 @@ class SDM(Solver):
 
     def local_slack(self, kernel, half_ww):
         return kernel.slack_sum()
-
-    def local_calls(self, kernel):
-        return kernel.n_oracle_calls
-
-    def local_working_set(self, kernel):
-        return int(kernel.working_set_sizes().sum())
 
     @staticmethod
     def rule_of_rounds(rules, tol, dual):

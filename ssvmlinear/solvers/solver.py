@@ -35,6 +35,27 @@ class Solver(Params):
         """An error message when this solver does not train `loss`, else None (registry.check)."""
         return None if loss == "margin" else "not available"
 
+    distributed = None      # how it runs on a Dask cluster: "cocoa", "one-slack" (its run's own) or None
+
     def start(self, problem):
-        """A loop.Run of this solver on `problem` (loop.Problem)."""
+        """A loop.Run of this solver on `problem` (loop.Problem): inside CoCoA+ where its examples
+        are on a cluster and it runs there (distributed == "cocoa"), else start_local's."""
+        self.check_params()
+        if self.distributed == "cocoa":
+            from ..distributed import cluster_of
+            client = cluster_of(problem.structure)
+            if client is not None:
+                from .cocoa import CoCoARun
+                return CoCoARun(self, client, problem)
+        return self.start_local(problem)
+
+    def start_local(self, problem):
+        """A loop.Run of this solver in this process."""
         raise NotImplementedError
+
+    # CoCoA+ hooks shared by the dual solvers whose kernels keep label-store working sets
+    def local_calls(self, kernel):
+        return kernel.n_oracle_calls
+
+    def local_working_set(self, kernel):
+        return int(kernel.working_set_sizes().sum())
