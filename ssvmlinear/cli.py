@@ -56,7 +56,8 @@ options:
 	(default 1 = the sequential method; results depend on -P, not on -n; instead of -b > 1;
 	pays for chains: -P 2 -n 2)
 -F subsets : -s 6: sublinear factorwise oracles, each token searching one of `subsets` blocks
-	of tags, tag pairs searched in ordered multimaps (default 1: exact oracles)
+	of tags, tag pairs searched in ordered multimaps; 1: exact oracles (default: ceil(K / 64)
+	blocks from 512 tags or labels on, exact oracles below)
 -c cost : set the parameter C (default 1); objective 1/2||w||^2 + C sum_i loss_i
 -e epsilon : set tolerance of termination criterion
 	-s 0: stop after a pass over all examples in which every example's KKT violation

@@ -88,6 +88,8 @@ class Param:
             text = "a solver object (ssvmlinear.solvers) or one of " + ", ".join(repr(s) for s in SOLVERS)
         else:
             text = "a value"
+        if self.kind != "options" and self.options:
+            text += " or " + " or ".join(repr(o) for o in self.options)
         return text + (" or None" if self.none and none else "")
 
     def numpydoc(self):
@@ -99,6 +101,8 @@ class Param:
         }.get(self.kind, "object")
         if self.kind in ("int", "real") and self._range_text():
             type_text += " " + self._range_text()
+        if self.kind != "options" and self.options:
+            type_text += " or " + " or ".join(repr(o) for o in self.options)
         if self.none and "None" not in type_text:
             type_text += " or None"
         import textwrap
@@ -110,6 +114,8 @@ class Param:
         import numbers
         if self.kind == "any":      # (checked by its user)
             return True
+        if self.kind != "options" and isinstance(value, str) and value in self.options:
+            return True             # (a number or a named choice: fmo_subsets="auto")
         if value is None:
             return self.none
         kind = self.kind
@@ -185,6 +191,8 @@ class Param:
             out += [StrOptions(set(SOLVERS)), Solver]
         elif self.kind == "any":
             out = "no_validation"
+        if self.kind != "options" and self.options:
+            out.append(StrOptions(set(self.options)))
         for extra in self.also:
             if extra == "dict":
                 out.append(dict)

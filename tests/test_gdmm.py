@@ -273,3 +273,16 @@ def test_pair_oracles_answer_a_valid_pair_when_no_score_compares():
         for multimap in ((False, True) if sublinear else (False,)):
             _, a, b = solver.pair_fmo(0, 0, multimap)
             assert 0 <= a < K and 0 <= b < K
+
+
+def test_fmo_subsets_auto_takes_the_sublinear_oracles_on_large_domains():
+    """fmo_subsets="auto" (the default): exact oracles below AUTO_MIN_DOMAIN tags or labels,
+    ceil(K / AUTO_BLOCK) blocks from it on (benchmarks/gdmm_auto.py measures where they pay)."""
+    from ssvmlinear.solvers.gdmm import AUTO_BLOCK, AUTO_MIN_DOMAIN, auto_subsets
+    assert auto_subsets(AUTO_MIN_DOMAIN - 1) == 1
+    assert auto_subsets(AUTO_MIN_DOMAIN) == -(-AUTO_MIN_DOMAIN // AUTO_BLOCK) > 1
+    for K in (5, AUTO_MIN_DOMAIN):
+        X, y, lengths = random_chains(n_seq=3, K=K, seed=0)
+        kernel = GDMM().factor_kernel(structure(X, y, lengths, K), np.ones(len(lengths)), 0)
+        assert (kernel.nu, kernel.sublinear) == ((1, False) if K < AUTO_MIN_DOMAIN else (auto_subsets(K), True))
+    assert GDMM(fmo_subsets=1).factor_kernel(structure(X, y, lengths, K), np.ones(len(lengths)), 0).nu == 1

@@ -1,11 +1,26 @@
 """GDMM (Yen et al. 2016, Alg. 1): greedy direction method of multipliers with factorwise
 maximisation oracles (_kernels/solvers/gdmm.pyx)."""
+import math
+
 import numpy as np
 
 from .bcfw import BCFWRun, GapRuleRun
 from .loop import Step
 from ..params import Param
 from .solver import Solver
+
+
+# fmo_subsets="auto": blocks of at most AUTO_BLOCK tags (labels) per oracle call, from domains of
+# AUTO_MIN_DOMAIN on: the sublinear oracles' first passes are cheaper from two blocks on, but
+# their advantage shrinks as the active sets grow, so the exact oracles stay below this
+# (benchmarks/gdmm_auto.py, first and later passes).
+AUTO_BLOCK = 64
+AUTO_MIN_DOMAIN = 512
+
+
+def auto_subsets(K):
+    """fmo_subsets="auto"'s block count for a domain of K tags or labels."""
+    return math.ceil(K / AUTO_BLOCK) if K >= AUTO_MIN_DOMAIN else 1
 
 
 class GDMM(Solver):
@@ -41,12 +56,14 @@ class GDMM(Solver):
               low=0, closed="neither"),
         Param("eta", "real", 0.5, "The multiplier step (scaled multipliers: 1 is the method of multipliers; "
               "the paper's analysis needs eta < rho / 4).", low=0, closed="neither"),
-        Param("fmo_subsets", "int", 1, "1: exact factorwise oracles; nu > 1: the sublinear ones (a token "
+        Param("fmo_subsets", "int", "auto", "1: exact factorwise oracles; nu > 1: the sublinear ones (a token "
               "searches one of nu blocks of tags, a tag pair the transition table's ordered multimaps; "
-              "multi-label: one block of labels per activation search).", low=1, flag="F"),
+              "multi-label: one block of labels per activation search); 'auto': ceil(K / 64) blocks when "
+              "the K tags or labels are at least AUTO_MIN_DOMAIN, exact oracles below.", low=1,
+              options=("auto",), flag="F"),
     )
 
-    def __init__(self, rho=1.0, eta=0.5, fmo_subsets=1):
+    def __init__(self, rho=1.0, eta=0.5, fmo_subsets="auto"):
         self.rho = rho
         self.eta = eta
         self.fmo_subsets = fmo_subsets
@@ -65,10 +82,12 @@ class GDMM(Solver):
         from .._kernels.chain import ChainStructure
         from .._kernels.gdmm import ChainGDMM, PairwiseGDMM
         from .._kernels.pairwise_multilabel import PairwiseMultiLabelStructure
-        rho, eta, nu = float(self.rho), float(self.eta), int(self.fmo_subsets)
+        rho, eta = float(self.rho), float(self.eta)
         if isinstance(structure, ChainStructure):
+            nu = auto_subsets(structure.n_tags) if self.fmo_subsets == "auto" else int(self.fmo_subsets)
             return ChainGDMM(structure, Cs, rho=rho, eta=eta, fmo_subsets=nu, sublinear=nu > 1, seed=seed)
         if isinstance(structure, PairwiseMultiLabelStructure):
+            nu = auto_subsets(structure.n_labels) if self.fmo_subsets == "auto" else int(self.fmo_subsets)
             return PairwiseGDMM(structure, Cs, rho=rho, eta=eta, fmo_subsets=nu, seed=seed)
         return None
 
