@@ -51,7 +51,7 @@ def extensions():
 
 
 setup(
-    packages=["ssvmlinear", "ssvmlinear._kernels"],
+    packages=["ssvmlinear", "ssvmlinear.models", "ssvmlinear.solvers", "ssvmlinear._kernels"],
     package_dir={"ssvmlinear": "ssvmlinear", "ssvmlinear._kernels": "_kernels"},
     package_data={"ssvmlinear._kernels": ["*/*.pxd", "*/*.pyx", "*/*.h"]},
     ext_modules=extensions(),

@@ -76,7 +76,7 @@ class Param:
         elif self.kind == "options":
             text = "one of " + ", ".join(repr(o) for o in self.options)
         elif self.kind == "seed":
-            text = "an integer, None or a numpy Generator"
+            text = "an integer in [0, 2**32), a numpy Generator or RandomState"
         elif self.kind == "verbose":
             text = "an integer >= 0"
         elif self.kind == "callable":
@@ -119,20 +119,21 @@ class Param:
         if value is None:
             return self.none
         kind = self.kind
-        if kind in ("int", "verbose"):
-            ok = isinstance(value, numbers.Integral) and not isinstance(value, bool)
-            return ok and (kind != "verbose" or value >= 0) and self._in_range(value)
+        if kind == "verbose":           # (scikit-learn's: an integer >= 0 or a bool)
+            return isinstance(value, numbers.Integral) and value >= 0
+        # (numbers as scikit-learn takes them: a bool is an int)
+        if kind == "int":
+            return isinstance(value, numbers.Integral) and self._in_range(value)
         if kind == "real":
             import math
-            return (isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
-                    and self._in_range(value))
+            return isinstance(value, numbers.Real) and math.isfinite(value) and self._in_range(value)
         if kind == "bool":
             return isinstance(value, bool) or type(value).__name__ == "bool_"
         if kind == "options":
             return isinstance(value, str) and value in self.options or bool(self.also)
         if kind == "seed":
             import numpy as np
-            return (isinstance(value, numbers.Integral) and not isinstance(value, bool)) or isinstance(
+            return (isinstance(value, numbers.Integral) and 0 <= value < 2**32) or isinstance(
                 value, (np.random.Generator, np.random.RandomState))
         if kind == "callable":
             return callable(value)

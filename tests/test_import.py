@@ -99,3 +99,19 @@ def test_command_lines_train_and_predict_every_structure_without_scikit_learn(tm
     r = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip().splitlines()[-1] == "False"
+
+
+def test_setup_installs_every_python_package_of_the_tree():
+    """setup.py lists its packages: a new folder of modules must be among them, or a
+    non-editable install (pip install ., a wheel) ships without it."""
+    import ast
+    from pathlib import Path
+    root = Path(__file__).resolve().parent.parent
+    if not (root / "setup.py").exists():
+        return                      # (an installed copy's tests: nothing to compare)
+    tree = ast.parse((root / "setup.py").read_text())
+    listed = next(ast.literal_eval(k.value) for node in ast.walk(tree) if isinstance(node, ast.Call)
+                  for k in node.keywords if k.arg == "packages")
+    on_disk = {".".join(p.parent.relative_to(root).parts) for p in (root / "ssvmlinear").rglob("__init__.py")
+               if "_kernels" not in p.parts}
+    assert on_disk <= set(listed), sorted(on_disk - set(listed))

@@ -65,7 +65,7 @@ def test_clone_and_grid_search_reach_solver_parameters():
 
 @pytest.mark.parametrize("solver, message", [
     (SDM(oracle_batch=0), "SDM: oracle_batch must be an integer >= 1; got 0"),
-    (SDM(shards=True), "SDM: shards must be an integer >= 1; got True"),
+    (SDM(shards=1.5), "SDM: shards must be an integer >= 1; got 1.5"),
     (GDMM(rho=-1.0), "GDMM: rho must be a finite number > 0"),
     (Pegasos(search="fast"), "Pegasos: search must be one of"),
     (CuttingPlane(max_type2=-1), "CuttingPlane: max_type2 must be an integer >= 0"),
@@ -114,3 +114,24 @@ def test_one_loop_gives_every_solver_the_same_curves_and_callback(solver, loss):
     if not isinstance(solver, Pegasos):        # (no dual)
         assert np.isfinite(est.dual_curve_).all()
         assert np.all(est.dual_curve_[measured] <= est.objective_curve_[measured] + 1e-9)
+
+
+def test_parameter_descriptions_agree_with_scikit_learns_validation():
+    """One description per parameter: its own check (the core models', ssvm-train's) accepts
+    exactly what the scikit-learn constraints built from it accept, on values users pass."""
+    from sklearn.utils._param_validation import InvalidParameterError, validate_parameter_constraints
+    from ssvmlinear.models.base import COMMON_PARAMS
+    values = [None, True, False, 0, 1, -1, 2.5, np.int64(3), np.float32(0.5), float("inf"), float("nan"), "sdm",
+              "margin", "auto", SDM(), np.random.RandomState(0), np.random.default_rng(0), print]
+    for param in COMMON_PARAMS:
+        for value in values:
+            try:
+                validate_parameter_constraints({param.name: param.sklearn_constraints()}, {param.name: value},
+                                               caller_name="test")
+                sklearn_ok = True
+            except InvalidParameterError:
+                sklearn_ok = False
+            if param.kind == "real" and isinstance(value, float) and not np.isfinite(value):
+                assert not param.accepts(value)     # (ours refuses inf and nan: they overflow the objective)
+                continue
+            assert param.accepts(value) == sklearn_ok, (param.name, value)
