@@ -229,8 +229,8 @@ def solve(solver, structure, Cs, tol, max_iter, seed=0, verbose=0, callback=None
                     if step.rule:
                         run.tighten()
                     if verbose:
-                        log_progress(f"[{run.tag}] relative gap {(last_primal - step.dual) / last_primal:.3g} > "
-                                     f"{gap_tol}: tol {run.tol:.3g}")
+                        relative = (last_primal - step.dual) / max(abs(last_primal), 1e-300)
+                        log_progress(f"[{run.tag}] relative gap {relative:.3g} > {gap_tol}: tol {run.tol:.3g}")
                 structure.check_implemented(run.title)
                 if callback is not None:
                     if estimator is not None:
