@@ -65,8 +65,9 @@ class Param:
             parts.append(f"{'<=' if hi_in else '<'} {self.high:g}")
         return " and ".join(parts)
 
-    def describe(self, none=True):
-        """What the parameter accepts, in words ("an integer >= 1"); none=False leaves out "or None"."""
+    def describe(self, none=True, named=True):
+        """What the parameter accepts, in words ("an integer >= 1"); none=False leaves out "or None",
+        named=False the named choices beside numbers (a command-line flag typed as a number)."""
         if self.kind in ("int", "real"):
             what = "an integer" if self.kind == "int" else "a finite number"
             rng = self._range_text()
@@ -88,7 +89,7 @@ class Param:
             text = "a solver object (ssvmlinear.solvers) or one of " + ", ".join(repr(s) for s in SOLVERS)
         else:
             text = "a value"
-        if self.kind != "options" and self.options:
+        if self.kind != "options" and self.options and named:
             text += " or " + " or ".join(repr(o) for o in self.options)
         return text + (" or None" if self.none and none else "")
 
@@ -160,7 +161,7 @@ class Param:
         """The ssvm-train error for `value` given to the flag, in the CLI's words (None: fine)."""
         if self.accepts(value):
             return None
-        return f"-{self.flag} must be {self.describe(none=False)}"
+        return f"-{self.flag} must be {self.describe(none=False, named=False)}"
 
     def sklearn_constraints(self):
         """The parameter in scikit-learn's constraint language (imports scikit-learn)."""
