@@ -446,3 +446,12 @@ def test_shard_round_works_in_the_solvers_weights(monkeypatch):
     run_type2_passes(ref, 0.1, 0.01, before, MAX_TYPE2_PASSES)      # (SDM.local_round's type-II passes)
     np.testing.assert_array_equal(got[-1], (ref.coef - w0) / 2.0)
     assert np.abs(got[-1]).max() > 0
+
+
+def test_gdmm_on_one_factor_per_example_is_refused_before_the_cluster(client):
+    """GDMM's one-factor form has no CoCoA+ hooks: one ValueError in the caller, no actor."""
+    X = sp.random(60, 6, density=0.5, format="csr", random_state=0)
+    y = np.arange(60) % 3
+    with parallel_config(backend="dask"):
+        with pytest.raises(ValueError, match="GDMM runs on a cluster for chains"):
+            MulticlassSSVM(solver="gdmm").fit(X, y)

@@ -18,6 +18,10 @@ AUTO_BLOCK = 64
 AUTO_MIN_DOMAIN = 512
 
 
+ON_CLUSTER = ("GDMM runs on a cluster for chains and pairwise multi-label models; on a structure of one "
+              "factor per example use solver='sdm' or 'sdcd' there")
+
+
 def auto_subsets(K):
     """fmo_subsets="auto"'s block count for a domain of K tags or labels."""
     return math.ceil(K / AUTO_BLOCK) if K >= AUTO_MIN_DOMAIN else 1
@@ -68,34 +72,51 @@ class GDMM(Solver):
         self.eta = eta
         self.fmo_subsets = fmo_subsets
 
+    def start(self, problem):
+        from ..distributed import ShardedStructure, cluster_of
+        structure = problem.structure
+        if (not isinstance(structure, ShardedStructure) and cluster_of(structure) is not None
+                and self._factor_graph(structure) is None):
+            raise ValueError(ON_CLUSTER)      # (here, not on a worker)
+        return super().start(problem)
+
     def start_local(self, problem):
         kernel = self.factor_kernel(problem.structure, problem.Cs, problem.seed)
         if kernel is None:          # one factor per example
             return OneFactorGDMMRun(problem)
         return GDMMRun(kernel, problem)
 
-    def factor_kernel(self, structure, Cs, seed):
-        """The GDMM kernel of a structure whose examples decompose into several factors linked by
-        consistency constraints (chains: tokens and tag pairs; pairwise multi-label: labels and
-        label pairs), or None for a structure of one factor per example (multiclass, independent
-        multi-label, hierarchies), whose factorwise oracle is its loss-augmented oracle."""
+    @staticmethod
+    def _factor_graph(structure):
+        """(domain size K, kernel(Cs, rho, eta, nu, seed)) of a structure whose examples decompose
+        into several factors linked by consistency constraints (chains: tokens and tag pairs;
+        pairwise multi-label: labels and label pairs); None for one factor per example
+        (multiclass, independent multi-label, hierarchies), whose factorwise oracle is its
+        loss-augmented one."""
         from .._kernels.chain import ChainStructure
         from .._kernels.gdmm import ChainGDMM, PairwiseGDMM
         from .._kernels.pairwise_multilabel import PairwiseMultiLabelStructure
-        rho, eta = float(self.rho), float(self.eta)
         if isinstance(structure, ChainStructure):
-            nu = auto_subsets(structure.n_tags) if self.fmo_subsets == "auto" else int(self.fmo_subsets)
-            return ChainGDMM(structure, Cs, rho=rho, eta=eta, fmo_subsets=nu, sublinear=nu > 1, seed=seed)
+            return structure.n_tags, lambda Cs, rho, eta, nu, seed: ChainGDMM(
+                structure, Cs, rho=rho, eta=eta, fmo_subsets=nu, sublinear=nu > 1, seed=seed)
         if isinstance(structure, PairwiseMultiLabelStructure):
-            nu = auto_subsets(structure.n_labels) if self.fmo_subsets == "auto" else int(self.fmo_subsets)
-            return PairwiseGDMM(structure, Cs, rho=rho, eta=eta, fmo_subsets=nu, seed=seed)
+            return structure.n_labels, lambda Cs, rho, eta, nu, seed: PairwiseGDMM(
+                structure, Cs, rho=rho, eta=eta, fmo_subsets=nu, seed=seed)
         return None
+
+    def factor_kernel(self, structure, Cs, seed):
+        """The GDMM kernel of a structure with a factor graph (_factor_graph), else None."""
+        graph = self._factor_graph(structure)
+        if graph is None:
+            return None
+        K, make = graph
+        nu = auto_subsets(K) if self.fmo_subsets == "auto" else int(self.fmo_subsets)
+        return make(Cs, float(self.rho), float(self.eta), nu, seed)
 
     def local_kernel(self, structure, Cs, seed, exact_violators):
         kernel = self.factor_kernel(structure, Cs, seed)
         if kernel is None:
-            raise ValueError("GDMM runs on a cluster for chains and pairwise multi-label models; on a structure "
-                             "of one factor per example use solver='sdm' or 'sdcd' there")
+            raise ValueError(ON_CLUSTER)
         return kernel
 
     # CoCoA+ (cocoa.py): GDMM's augmented Lagrangian terms are per example, so local
