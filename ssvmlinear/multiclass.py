@@ -30,7 +30,7 @@ class MulticlassSSVM(ClassifierMixin, StructuredSSVM, MulticlassModel):
     variable, loss and one solver value), by doubling capacity; multiclass working sets keep no
     Gram matrix (its entries cost O(1)). SDM's sets stay small (margin rescaling); LSE-SDCD's hold
     every class that violates, up to all K classes at small C (28 n K bytes). The LSE objective
-    is evaluated in blocks of rows (32 MB of scores), never as an n x K array.
+    is evaluated in blocks of rows, never as an n x K array.
 
     Attributes
     ----------

@@ -9,7 +9,8 @@ from .._kernels.dataset import CSRDataset
 from .._kernels.multiclass import MulticlassStructure
 
 
-# Rows per block of the LSE primal: blocks of 2^22 scores (32 MB), never an n x K array.
+# Rows per block of the LSE primal: blocks of 2^22 scores, so that its memory stays bounded (never an
+# n x K array).
 SCORE_BLOCK = 1 << 22
 
 

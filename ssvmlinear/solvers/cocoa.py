@@ -15,7 +15,7 @@ from ..distributed import ClusterShards, ShardedStructure, n_workers
 from ..parallel import shard_bounds
 from .loop import GAP_CHECK_EVERY, Run, Step, gap_too_large
 
-# w travels to the shards in chunks of this many weights (16 MB): a worker receives each into its
+# w travels to the shards in chunks of this many weights: a worker receives each into its
 # solver's weights, so it never holds a second vector of the weight dimension
 WEIGHTS_CHUNK = 1 << 21
 

@@ -6,6 +6,7 @@ pass, an iteration, a Catalyst centre, a CoCoA+ round) and reports it as a Step.
 whole passes without the GIL; this loop runs between steps, so progress output, callbacks and
 Ctrl-C (which keeps the model of the last completed step) work from Python.
 """
+import abc
 import logging
 import sys
 import time
@@ -110,7 +111,7 @@ class Step:
     text: str = ""
 
 
-class Run:
+class Run(abc.ABC):
     """A solver's state on one problem (what Solver.start returns). Subclasses implement step();
     the defaults below fit dual solvers whose kernel object is `self.kernel` (coef, primal(),
     dual()).
@@ -132,9 +133,9 @@ class Run:
     def close(self):
         """Releases threads and cluster actors (called once, after the last step)."""
 
+    @abc.abstractmethod
     def step(self, limit):
         """One step using at most `limit` passes where it can (>= 1 is always allowed)."""
-        raise NotImplementedError
 
     def after_step(self, limit):
         """Passes after the step's checks and callback (SDM's type-II passes), at most `limit`;

@@ -1,9 +1,11 @@
 """The solver objects' base: parameters as in scikit-learn (get_params/set_params, clone,
 `solver__name` in a grid search) without importing it, and their checks."""
+import abc
+
 from ..params import Params, parameters_section
 
 
-class Solver(Params):
+class Solver(Params, abc.ABC):
     """A training method and its own parameters.
 
     Subclasses set `name` (the registry's), `title` (warnings), `params` (their parameters'
@@ -49,9 +51,9 @@ class Solver(Params):
                 return CoCoARun(self, client, problem)
         return self.start_local(problem)
 
+    @abc.abstractmethod
     def start_local(self, problem):
         """A loop.Run of this solver in this process."""
-        raise NotImplementedError
 
     # CoCoA+ hooks shared by the dual solvers whose kernels keep label-store working sets
     def local_calls(self, kernel):
