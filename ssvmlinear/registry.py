@@ -92,7 +92,9 @@ class StructureSpec:
     needed. file_kind: load_svmlight_file's kind for its data files; model_params: boolean
     parameters written to the model header; blocks: (nr_class, parameters) -> [(block name, rows,
     columns)], the weight blocks after `w`, in file order (their values: the flat weights after the
-    unary block); cli_options: its ssvm-train flags."""
+    unary block); cli_options: its ssvm-train flags. On a cluster the model builds its problem
+    from the shards (its _shard_problem, run where each shard lives); Model._fit_sharded is the one
+    sharded fit."""
     name: str
     model: str
     estimator: str

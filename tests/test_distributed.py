@@ -455,3 +455,16 @@ def test_gdmm_on_one_factor_per_example_is_refused_before_the_cluster(client):
     with parallel_config(backend="dask"):
         with pytest.raises(ValueError, match="GDMM runs on a cluster for chains"):
             MulticlassSSVM(solver="gdmm").fit(X, y)
+
+
+def test_hierarchies_on_sharded_data_say_so(client, tmp_path):
+    """A model without a sharded problem refuses ShardedData in one line, before any work."""
+    from ssvmlinear import HierarchicalSSVM, dump_svmlight_file
+    from ssvmlinear.distributed import load_svmlight_shards
+    X, y = random_multiclass(n=40, d=5, K=2, density=0.5, seed=3)
+    path = tmp_path / "train.svm"
+    dump_svmlight_file(X, y, path)
+    data = load_svmlight_shards(client, path, 2)
+    est = HierarchicalSSVM(hierarchy=(np.array([2, 2]), np.array([0, 1])))
+    with pytest.raises(ValueError, match="HierarchicalSSVM does not train on sharded data"):
+        est.fit(data, None)

@@ -158,17 +158,29 @@ class Model(Params):
         self.converged_ = res.converged
         return res.w
 
-    def _fit_shards(self, data, structures, Cs, classes, bias, n_weights=None):
-        """The fit on ShardedData (every model's): structures and Cs are the shards' futures
-        (data.map of the model's shard functions, run where each shard lives); n_weights: the
-        weight dimension, else the first shard's structure's. No warm start across sharded fits."""
-        from ..distributed import ShardedStructure
+    def _fit_sharded(self, data, sample_weight):
+        """The fit on ShardedData (every model's): the shards' structures are built where each
+        shard lives by the model's _shard_problem; the solver must run on a cluster. No warm start
+        across sharded fits."""
+        from ..distributed import ShardedStructure, check_sharded_fit
+        from ..registry import structure_of
+        if type(self)._shard_problem is Model._shard_problem:
+            raise ValueError(f"{type(self).__name__} does not train on sharded data")
+        check_sharded_fit(self, data, structure_of(self).file_kind, sample_weight)
+        structures, Cs, classes, bias, n_weights = self._shard_problem(data)
         self.n_features_in_ = data.n_features
         if n_weights is None:
             n_weights = data.client.submit(_n_weights, structures[0]).result()
         w = self._solve(ShardedStructure(data, structures, Cs, n_weights), None, None)
         self._set_weights(w, data.n_features, classes, bias)
         return self._finish_fit()
+
+    def _shard_problem(self, data):
+        """The training problem on ShardedData: (structures, Cs) -- one future per shard of its
+        compiled structure and its C_i, computed on the worker that holds it (data.map) --, the
+        classes, the bias and the weight dimension (None: the first shard's structure's). Models
+        that do not train on a cluster leave it undefined."""
+        raise NotImplementedError
 
     def _finish_fit(self):
         """The end of every fit: self, or -- when Ctrl-C stopped the solver -- the KeyboardInterrupt

@@ -90,14 +90,9 @@ class ChainModel(Model):
         the ShardedData of ssvmlinear.distributed.load_svmlight_shards(..., kind="sequence")
         (tags and sequences included): training then runs where its shards live."""
         self._check_parameters()
-        from ..distributed import ShardedData, check_sharded_fit
+        from ..distributed import ShardedData
         if isinstance(X, ShardedData):
-            check_sharded_fit(self, X, "sequence", sample_weight)
-            classes = X.classes
-            bias = float(self.intercept_scaling) if self.fit_intercept else -1.0
-            structures = X.map(_shard_structure, classes, X.n_features, bias, bool(self.start_end),
-                               bool(self.normalize_loss))
-            return self._fit_shards(X, structures, X.map(_shard_Cs, self.C), classes, bias)
+            return self._fit_sharded(X, sample_weight)
         X, y = self._checks.check_csr(X, self, y)
         self._checks.check_class_labels(y)
         lengths = sequence_lengths(lengths, sequence_ids, X.shape[0])  # >= 1 sequence: X has >= 1 row
@@ -110,6 +105,12 @@ class ChainModel(Model):
                                         self.normalize_loss, tuple(lengths.tolist())))
         self._set_weights(w, X.shape[1], classes, bias)
         return self._finish_fit()
+
+    def _shard_problem(self, data):
+        bias = float(self.intercept_scaling) if self.fit_intercept else -1.0
+        structures = data.map(_shard_structure, data.classes, data.n_features, bias, bool(self.start_end),
+                              bool(self.normalize_loss))
+        return structures, data.map(_shard_Cs, self.C), data.classes, bias, None
 
     def _set_weights(self, w, n_features, classes, bias):
         K = classes.shape[0]

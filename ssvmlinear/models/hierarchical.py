@@ -109,6 +109,9 @@ class HierarchicalModel(Model):
         if self.hierarchy is None:
             raise ValueError("HierarchicalSSVM needs a hierarchy (a Hierarchy, a file path or (parents, children))")
         self._check_parameters()
+        from ..distributed import ShardedData
+        if isinstance(X, ShardedData):
+            return self._fit_sharded(X, sample_weight)
         X = self._checks.check_csr(X, self)
         h = as_hierarchy(self.hierarchy)
         if h.n_leaves < 2:

@@ -92,9 +92,7 @@ class MulticlassModel(Model):
         self._set_weights(w, X.shape[1], classes, bias)
         return self._finish_fit()
 
-    def _fit_sharded(self, data, sample_weight):
-        from ..distributed import check_sharded_fit
-        check_sharded_fit(self, data, "multiclass", sample_weight)
+    def _shard_problem(self, data):
         classes = data.classes
         if classes.shape[0] < 2:
             raise ValueError(f"{type(self).__name__} needs at least 2 classes in y; got {classes.shape[0]} class")
@@ -102,9 +100,8 @@ class MulticlassModel(Model):
         class_C = self.C * class_weight_vector(self.class_weight, classes, np.repeat(np.arange(K), data.class_counts)
                                                if self.class_weight == "balanced" else np.arange(K))
         bias = float(self.intercept_scaling) if self.fit_intercept else -1.0
-        return self._fit_shards(data, data.map(_shard_structure, classes, data.n_features, bias),
-                                data.map(_shard_Cs, classes, class_C), classes, bias,
-                                (data.n_features + (1 if bias > 0 else 0)) * K)
+        return (data.map(_shard_structure, classes, data.n_features, bias), data.map(_shard_Cs, classes, class_C),
+                classes, bias, (data.n_features + (1 if bias > 0 else 0)) * K)
 
     def _set_weights(self, w, n_features, classes, bias):
         # w: flat, or a feature-major 2-D view (a loaded model), K columns (1 for a binary MultiLabelSSVM)

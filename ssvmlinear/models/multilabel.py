@@ -81,9 +81,7 @@ class MultiLabelModel(Model):
         self._output = output  # "sparse", "binary" or the dtype of a dense Y (predict returns the same)
         return self._finish_fit()
 
-    def _fit_sharded(self, data, sample_weight):
-        from ..distributed import check_sharded_fit
-        check_sharded_fit(self, data, "multilabel", sample_weight)
+    def _shard_problem(self, data):
         classes = data.classes[data.class_counts > 0]     # label values that occur (columns of the file's Y)
         if not classes.size:
             raise ValueError("MultiLabelSSVM needs at least one label in Y")
@@ -93,10 +91,9 @@ class MultiLabelModel(Model):
             edges = _chow_liu_from_counts(n11.toarray(), data.n_samples)
         else:
             edges = _fit_edges(self.edges, sp.csr_matrix((0, classes.shape[0])))
-        self.n_features_in_ = data.n_features
         structures = data.map(_shard_structure, classes, data.n_features, bias, edges, bool(self.normalize_loss))
         self.edges_ = edges
-        return self._fit_shards(data, structures, data.map(_shard_Cs, float(self.C)), classes, bias)
+        return structures, data.map(_shard_Cs, float(self.C)), classes, bias, None
 
     def _set_weights(self, w, n_features, classes, bias):
         # the same feature-major n_cols x K layout as the multiclass model, then the E x 2 x 2 tables
