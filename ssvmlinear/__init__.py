@@ -60,7 +60,7 @@ else:
     def __dir__():
         return sorted(list(globals()) + list(_ESTIMATORS))
 
-    __version__ = "0.1.0"
+    from ._version import __version__
     __all__ = ["MulticlassSSVM", "ChainSSVM", "MultiLabelSSVM", "HierarchicalSSVM", "Hierarchy", "read_hierarchy",
                "load_svmlight_file", "dump_svmlight_file",
                "save_model", "load_model", "ConvergenceWarning", "metrics", "subset_accuracy", "hamming_loss",

@@ -9,9 +9,10 @@ import scipy.sparse as sp
 from .registry import SOLVERS, SOLVER_TYPES, STRUCTURES, structure_of, structure_for_file_kind
 from .datacache import load_data
 from .model_io import save_model, load_model, format_label
-from .utils import match_columns, write_atomic, run_command
+from .utils import UsageError, match_columns, write_atomic, run_command
 
-SOLVER_LINES = "\n".join(f"\t {number} -- {text}" for s in SOLVERS.values() for number, _, text in s.cli)
+SOLVER_LINES = "\n".join(f"\t {number} -- {text}" for number, _, text in
+                         sorted(line for s in SOLVERS.values() for line in s.cli))
 STRUCTURE_FLAGS = {flag for s in STRUCTURES.values() for flag in s.cli_options}
 STRUCTURE_LINES = "\n".join(f"\t{s.name}" + (f": {s.usage}" if s.usage else "") for s in STRUCTURES.values())
 
@@ -83,10 +84,11 @@ options:
 -n jobs : threads for the cutting plane's oracle phase, SDM's oracle blocks (-b) and primal
 	objective, Pegasos mini-batches (-b) and cross-validation folds (default 1)
 -r seed : random seed (default 1)
---scheduler address : train on a Dask cluster (pip install ssvmlinear[distributed]): the
-	examples' shards on its workers; -s 2, 3 give the single-process model, -s 0, 1 run CoCoA+,
-	-v runs the folds there (see README, "Past one machine")
+--scheduler address : train on a Dask cluster (needs the package distributed): the
+	examples' shards on its workers; -s 2, 3 give the single-process model, -s 0, 1, 6 run CoCoA+,
+	-v runs the folds there (see the user guide, "Parallelism and the cluster")
 -q : quiet mode (no progress or summary; warnings are still printed)
+-h, --help : print this text; --version : print the version
 Feature indices are 1-based; gzip/bz2 files are read transparently; a .ssvmdata folder written by
 ssvm-convert is read by memory map (no parsing).
 """
@@ -96,6 +98,7 @@ Usage: ssvm-predict [options] test_file model_file output_file
 options:
 -n jobs : threads for decoding (default 1)
 -q : quiet mode (no outputs)
+-h, --help : print this text; --version : print the version
 Writes one predicted label per line (per token for a chain model; for a multilabel model the
 label set, comma-separated as in the input, an empty line for the empty set) to output_file and
 prints the accuracy (chain models: token accuracy and sequence accuracy; multilabel models: subset
@@ -150,10 +153,6 @@ def training_summary(est):
     return "  ".join(parts)
 
 
-class UsageError(Exception):
-    pass
-
-
 def _parse_options(argv, spec):
     """LIBLINEAR-style '-x value' options followed by positional arguments."""
     opts, i = {}, 0
@@ -178,62 +177,55 @@ def _parse_options(argv, spec):
 
 def train_main(argv=None):
     """ssvm-train; returns the exit status (0, 1 on an error, 130 when interrupted)."""
-    return run_command("ssvm-train", _train, argv)
+    return run_command("ssvm-train", _train, argv, TRAIN_USAGE)
 
 
 def _train(argv):
-    if not argv:
-        sys.stdout.write(TRAIN_USAGE)
-        return 1
     spec = {"s": int, "t": str, "c": float, "e": float, "B": float, "m": int, "v": int, "n": int,
             "r": int, "q": None, "l": str, "S": str, "b": int, "F": int, "P": int, "-scheduler": str,
             **{flag: str for flag in STRUCTURE_FLAGS}}
-    try:
-        opts, rest = _parse_options(argv, spec)
-        if len(rest) not in (1, 2):
-            raise UsageError("expected training_set_file [model_file]")
-        train_file = rest[0]
-        model_file = rest[1] if len(rest) == 2 else _default_model_name(train_file)
-        stype = opts.get("s", 0)
-        if stype not in SOLVER_TYPES:
-            raise UsageError(f"unknown solver type -s {stype}")
-        solver, loss = SOLVER_TYPES[stype]
-        for flag in ("l", "S", "b"):
-            if flag in opts and str(stype) not in _types_taking(flag).split(", "):
-                raise UsageError(f"-{flag} applies to -s {_types_taking(flag)}")
-        if loss is None:            # the surrogate is -l's
-            from .search import METHODS
-            from .surrogates import parse_surrogate
-            loss = opts.get("l", "margin")
-            try:
-                parse_surrogate(loss)
-            except ValueError as e:
-                raise UsageError(f"-l: {e}") from None
-            if opts.get("S", "hull") not in METHODS:
-                raise UsageError(f"-S: unknown search {opts['S']!r}; expected one of {', '.join(METHODS)}")
-        for flag in ("P", "F"):
-            if flag in opts and str(stype) not in _types_taking(flag).split(", "):
-                raise UsageError(f"-{flag} applies to -s {_types_taking(flag)}")
-        if opts.get("P", 1) > 1 and opts.get("b", 1) > 1:
-            raise UsageError("-b and -P: SDM's threads share either oracle blocks or shards, not both")
-        # the values of the flags, checked by the descriptions of the parameters they set
-        from .models.base import COMMON_PARAMS
-        solver_class = SOLVERS[solver].solver_class()
-        described = {p.flag: p for p in COMMON_PARAMS if p.flag in ("c", "e", "m")}
-        described.update({flag: solver_class.param(name) for flag, name in SOLVERS[solver].cli_options.items()})
-        for flag, param in described.items():
-            if flag in opts and param.cli_problem(opts[flag]) is not None:
-                raise UsageError(param.cli_problem(opts[flag]))
-        structure = opts.get("t", "auto")
-        if structure != "auto" and structure not in STRUCTURES:
-            raise UsageError(f"unknown structure -t {structure}; expected auto or one of {', '.join(STRUCTURES)}")
-        if not np.isfinite(opts.get("B", -1.0)):
-            raise UsageError("-B: bias must be a finite number")
-        if "n" in opts and opts["n"] == 0:
-            raise UsageError("-n: jobs must be nonzero")
-    except UsageError as e:
-        sys.stderr.write(f"ssvm-train: {e}\n\n{TRAIN_USAGE}")
-        return 1
+    opts, rest = _parse_options(argv, spec)
+    if len(rest) not in (1, 2):
+        raise UsageError("expected training_set_file [model_file]")
+    train_file = rest[0]
+    model_file = rest[1] if len(rest) == 2 else _default_model_name(train_file)
+    stype = opts.get("s", 0)
+    if stype not in SOLVER_TYPES:
+        raise UsageError(f"unknown solver type -s {stype}")
+    solver, loss = SOLVER_TYPES[stype]
+    for flag in ("l", "S", "b"):
+        if flag in opts and str(stype) not in _types_taking(flag).split(", "):
+            raise UsageError(f"-{flag} applies to -s {_types_taking(flag)}")
+    if loss is None:            # the surrogate is -l's
+        from .search import METHODS
+        from .surrogates import parse_surrogate
+        loss = opts.get("l", "margin")
+        try:
+            parse_surrogate(loss)
+        except ValueError as e:
+            raise UsageError(f"-l: {e}") from None
+        if opts.get("S", "hull") not in METHODS:
+            raise UsageError(f"-S: unknown search {opts['S']!r}; expected one of {', '.join(METHODS)}")
+    for flag in ("P", "F"):
+        if flag in opts and str(stype) not in _types_taking(flag).split(", "):
+            raise UsageError(f"-{flag} applies to -s {_types_taking(flag)}")
+    if opts.get("P", 1) > 1 and opts.get("b", 1) > 1:
+        raise UsageError("-b and -P: SDM's threads share either oracle blocks or shards, not both")
+    # the values of the flags, checked by the descriptions of the parameters they set
+    from .models.base import COMMON_PARAMS
+    solver_class = SOLVERS[solver].solver_class()
+    described = {p.flag: p for p in COMMON_PARAMS if p.flag in ("c", "e", "m")}
+    described.update({flag: solver_class.param(name) for flag, name in SOLVERS[solver].cli_options.items()})
+    for flag, param in described.items():
+        if flag in opts and param.cli_problem(opts[flag]) is not None:
+            raise UsageError(param.cli_problem(opts[flag]))
+    structure = opts.get("t", "auto")
+    if structure != "auto" and structure not in STRUCTURES:
+        raise UsageError(f"unknown structure -t {structure}; expected auto or one of {', '.join(STRUCTURES)}")
+    if not np.isfinite(opts.get("B", -1.0)):
+        raise UsageError("-B: bias must be a finite number")
+    if "n" in opts and opts["n"] == 0:
+        raise UsageError("-n: jobs must be nonzero")
     quiet = opts.get("q", False)
     try:
         if "v" not in opts:
@@ -275,14 +267,12 @@ def _train(argv):
             if "v" in opts:
                 from .model_selection import cross_val_predict
                 est.set_params(verbose=0)
-                pred = cross_val_predict(est, X, y, opts["v"], seed=opts.get("r", 1), n_jobs=opts.get("n", 1),
-                                         lengths=lengths)
-                if label_sets:
-                    for line in multilabel_report(y, pred):
-                        _say(f"Cross Validation {line}")
-                    return 0
-                acc = float(np.mean(pred == y))
-                _say(f"Cross Validation Accuracy = {100 * acc:g}%")
+                pred, fitted = cross_val_predict(est, X, y, opts["v"], seed=opts.get("r", 1),
+                                                 n_jobs=opts.get("n", 1), lengths=lengths, return_estimators=True)
+                lines = (multilabel_report(y, pred) if label_sets else
+                         [f"Accuracy = {100 * float(np.mean(pred == y)):g}%"] + sequence_report(y == pred, lengths))
+                for line in lines + fitted[0]._report_lines(y, pred):
+                    _say(f"Cross Validation {line}")
                 return 0
             try:
                 est.fit(X, y) if lengths is None else est.fit(X, y, lengths)
@@ -309,7 +299,7 @@ def cluster_backend(address):
     try:
         from distributed import Client
     except ImportError:
-        raise ValueError("--scheduler needs the distributed package: pip install ssvmlinear[distributed]") from None
+        raise ValueError("--scheduler needs the package distributed (pip install distributed)") from None
     from joblib import parallel_config
     try:
         client = Client(address, timeout="20s")
@@ -334,20 +324,13 @@ def _default_model_name(path):
 
 def predict_main(argv=None):
     """ssvm-predict; returns the exit status (0, 1 on an error, 130 when interrupted)."""
-    return run_command("ssvm-predict", _predict, argv)
+    return run_command("ssvm-predict", _predict, argv, PREDICT_USAGE)
 
 
 def _predict(argv):
-    if not argv:
-        sys.stdout.write(PREDICT_USAGE)
-        return 1
-    try:
-        opts, rest = _parse_options(argv, {"q": None, "n": int})
-        if len(rest) != 3:
-            raise UsageError("expected test_file model_file output_file")
-    except UsageError as e:
-        sys.stderr.write(f"ssvm-predict: {e}\n\n{PREDICT_USAGE}")
-        return 1
+    opts, rest = _parse_options(argv, {"q": None, "n": int})
+    if len(rest) != 3:
+        raise UsageError("expected test_file model_file output_file")
     test_file, model_file, output_file = rest
     try:
         check_output_path(output_file)
@@ -355,8 +338,8 @@ def _predict(argv):
         model.n_jobs = opts.get("n", 1)
         kind = structure_of(model).file_kind
         if getattr(model, "_predicts_label_sets", kind == "multilabel"):
-            return _predict_multilabel(model, test_file, output_file, opts.get("q", False))
-        data = load_data(test_file, zero_based=False, kind=kind)
+            return _predict_multilabel(model, test_file, model_file, output_file, opts.get("q", False))
+        data = load_test_data(test_file, model_file, structure_of(model).name, kind)
         X, y, lengths = data[0], data[1], (data[2] if kind == "sequence" else None)
         X = match_columns(X, model.n_features_in_)
         pred = model.predict(X) if lengths is None else model.predict(X, lengths)
@@ -366,16 +349,42 @@ def _predict(argv):
             ok = np.array([format_label(v) for v in y]) == np.array(pred_text)
             correct, total = int(ok.sum()), len(y)
             _say(f"Accuracy = {100.0 * correct / max(total, 1):g}% ({correct}/{total})")
-            if lengths is not None and len(lengths):
-                starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
-                seq_ok = int(np.sum(np.add.reduceat(~ok, starts) == 0))
-                _say(f"Sequence accuracy = {100.0 * seq_ok / len(lengths):g}% ({seq_ok}/{len(lengths)})")
-            for line in getattr(model, "_report_lines", lambda y, p: [])(y, pred):
+            for line in sequence_report(ok, lengths) + model._report_lines(y, pred):
                 _say(line)
     except (ValueError, OSError) as e:
         sys.stderr.write(f"ssvm-predict: error: {e}\n")
         return 1
     return 0
+
+
+def sequence_report(correct, lengths):
+    """The line on whole sequences (chains; none otherwise): correct holds one bool per token."""
+    if lengths is None or not len(lengths):
+        return []
+    starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
+    seq_ok = int(np.sum(np.add.reduceat(~np.asarray(correct, dtype=bool), starts) == 0))
+    return [f"Sequence accuracy = {100.0 * seq_ok / len(lengths):g}% ({seq_ok}/{len(lengths)})"]
+
+
+KIND_TEXT = {"multiclass": "one label per line", "multilabel": "label lists l1,l2",
+             "sequence": "sequences, qid:N on every line"}
+
+
+def load_test_data(test_file, model_file, structure, kind, **kw):
+    """A test file of the kind the model predicts; when it holds another kind, the error says so
+    (and names both files) instead of the first line the parser refused."""
+    try:
+        return load_data(test_file, zero_based=False, kind=kind, **kw)
+    except ValueError as refused:
+        try:
+            actual = load_data(test_file, zero_based=False, kind="auto")
+        except (ValueError, OSError):
+            raise refused from None
+        found = "sequence" if len(actual) == 3 else "multilabel" if sp.issparse(actual[1]) else "multiclass"
+        if found == kind:
+            raise
+        raise ValueError(f"{test_file} holds {found} data ({KIND_TEXT[found]}); {model_file} is a {structure} "
+                         f"model, which predicts {kind} data ({KIND_TEXT[kind]})") from None
 
 
 def multilabel_report(Y, P):
@@ -390,10 +399,10 @@ def multilabel_report(Y, P):
             f"Acc = {100.0 * example_accuracy(Y, P):g}% (example-based accuracy)"]
 
 
-def _predict_multilabel(model, test_file, output_file, quiet):
+def _predict_multilabel(model, test_file, model_file, output_file, quiet):
     """Label sets of a multi-label test file; measures over the model's labels plus any label of
     the file the model does not know (always missed)."""
-    X, Y = load_data(test_file, zero_based=False, kind="multilabel", qid="error")
+    X, Y = load_test_data(test_file, model_file, structure_of(model).name, "multilabel", qid="error")
     P = sp.csr_matrix(model.predict(match_columns(X, model.n_features_in_)))
     names = [format_label(c) for c in model.classes_]
     write_atomic(output_file, "".join(",".join(names[j] for j in P.indices[P.indptr[r]:P.indptr[r + 1]]) + "\n"
@@ -408,7 +417,7 @@ def _predict_multilabel(model, test_file, output_file, quiet):
         Pt = sp.csr_matrix((P.data, P.indices, P.indptr), shape=(P.shape[0], K))
         for line in multilabel_report(Yt, Pt):
             _say(line)
-        for line in getattr(model, "_report_lines", lambda y, p: [])(Yt, Pt):
+        for line in model._report_lines(Yt, Pt):
             _say(line)
     return 0
 

@@ -19,7 +19,7 @@ import sys
 import numpy as np
 import scipy.sparse as sp
 
-from .utils import remove_stale_temporaries, run_command
+from .utils import UsageError, remove_stale_temporaries, run_command
 
 FORMAT = 1
 SUFFIX = ".ssvmdata"
@@ -210,6 +210,7 @@ Usage: ssvm-convert [options] svmlight_file output.ssvmdata
 options:
 -t kind : auto (default: qid: -> sequence, l1,l2 -> multilabel), multiclass, multilabel, sequence
 -q : quiet mode
+-h, --help : print this text; --version : print the version
 Parses the file once into a folder of .npy arrays that ssvm-train, ssvm-predict and
 ssvmlinear.datacache.load_ssvmdata read by memory map (no parsing; data larger than memory).
 Feature indices are 1-based in the input.
@@ -218,7 +219,7 @@ Feature indices are 1-based in the input.
 
 def convert_main(argv=None):
     """ssvm-convert; returns the exit status (0, 1 on an error, 130 when interrupted)."""
-    return run_command("ssvm-convert", _convert, argv)
+    return run_command("ssvm-convert", _convert, argv, USAGE)
 
 
 def _convert(argv):
@@ -226,16 +227,21 @@ def _convert(argv):
     kind, quiet, rest = "auto", False, []
     i = 0
     while i < len(argv):
-        if argv[i] == "-t" and i + 1 < len(argv):
+        if argv[i] == "-t":
+            if i + 1 == len(argv):
+                raise UsageError("option -t needs a value")
             kind, i = argv[i + 1], i + 2
+            if kind not in ("auto", "multiclass", "multilabel", "sequence"):
+                raise UsageError(f"unknown kind -t {kind}; expected auto, multiclass, multilabel or sequence")
         elif argv[i] == "-q":
             quiet, i = True, i + 1
+        elif argv[i].startswith("-") and len(argv[i]) > 1 and not rest:
+            raise UsageError(f"unknown option: {argv[i]}")
         else:
             rest.append(argv[i])
             i += 1
-    if len(rest) != 2 or kind not in ("auto", "multiclass", "multilabel", "sequence"):
-        sys.stdout.write(USAGE)
-        return 1
+    if len(rest) != 2:
+        raise UsageError("expected svmlight_file output.ssvmdata")
     try:
         out = load_svmlight_file(rest[0], zero_based=False, kind=kind)
         save_ssvmdata(rest[1], *out)

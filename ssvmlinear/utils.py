@@ -150,12 +150,33 @@ def check_memory(nbytes, what):
 INTERRUPTED = 130     # the shell's exit status for a process stopped by SIGINT
 
 
-def run_command(name, main, argv):
-    """A command line's exit status: main(argv) (sys.argv[1:] when argv is None), or -- on Ctrl-C --
-    one line "{name}: interrupted" on stderr and INTERRUPTED."""
+class UsageError(Exception):
+    """A command line the command cannot run: one line, then the hint to its -h."""
+
+
+def run_command(name, main, argv, usage):
+    """A command line's exit status, with the conventions every command shares: no arguments
+    print the usage on stdout (1, as LIBLINEAR's train); -h / --help print it and --version the
+    version (0); a UsageError is one line and a hint on stderr (1); Ctrl-C is one line
+    "{name}: interrupted" on stderr and INTERRUPTED. Otherwise main(argv) (sys.argv[1:] when argv
+    is None)."""
     import sys
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if not argv:
+        sys.stdout.write(usage)
+        return 1
+    if "-h" in argv or "--help" in argv:
+        sys.stdout.write(usage)
+        return 0
+    if "--version" in argv:
+        from . import __version__
+        sys.stdout.write(f"{name} (ssvmlinear) {__version__}\n")
+        return 0
     try:
-        return main(sys.argv[1:] if argv is None else argv)
+        return main(argv)
+    except UsageError as e:
+        sys.stderr.write(f"{name}: {e}\nTry '{name} -h' for more information.\n")
+        return 1
     except KeyboardInterrupt:
         sys.stderr.write(f"{name}: interrupted\n")
         return INTERRUPTED

@@ -166,6 +166,7 @@ def test_chain_cross_validation_splits_by_sequence(chain_files, capsys):
     X, y, lengths = load_svmlight_file(chain_files[0])
     pred = cross_val_predict(ChainSSVM(random_state=1), X, y, 3, seed=1, lengths=lengths)
     assert f"Cross Validation Accuracy = {100 * np.mean(pred == y):g}%" in printed
+    assert "Cross Validation Sequence accuracy = " in printed       # as ssvm-predict prints for chains
 
 
 # ---------------------------------------------------------------- model files
@@ -323,13 +324,14 @@ def test_predict_refuses_a_test_file_of_another_kind(chain_files, tmp_path, caps
         models[name] = tmp_path / f"{name}.model"
         assert train_main(["-q", "-m", "5"] + args + [str(models[name])]) == 0
     capsys.readouterr()
-    for model, data, message in [("multilabel", test, "qid: (a sequence file), expected a multilabel file"),
-                                 ("chain", noqid, "missing qid"),
-                                 ("multiclass", mixed, "expected a single label")]:
+    for model, data, message in [("multilabel", test, "holds sequence data (sequences, qid:N on every line); "),
+                                 ("chain", noqid, "holds multiclass data (one label per line); "),
+                                 ("multiclass", mixed, "holds multilabel data (label lists l1,l2); ")]:
         out = tmp_path / f"{model}.pred"
         assert predict_main([str(data), str(models[model]), str(out)]) == 1
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and str(data) in err and message in err
+        assert f"{models[model]} is a {model} model, which predicts" in err
         assert not out.exists()
 
 

@@ -191,6 +191,10 @@ class Model(Params):
             raise KeyboardInterrupt
         return self
 
+    def _report_lines(self, y_true, y_pred):
+        """What ssvm-predict (and ssvm-train -v) print beyond the accuracy lines (default: nothing)."""
+        return []
+
     # Model files (model_io): fitted state beyond the weights and the structure's parameters.
     def _model_header(self):
         """Extra (key, value) header lines of a fitted estimator (default: none)."""

@@ -258,13 +258,14 @@ def solve(solver, structure, Cs, tol, max_iter, seed=0, verbose=0, callback=None
                                dual_curve=np.array(dual_curve, dtype=np.float64),
                                timestamps=np.array(timestamps, dtype=np.float64))
         result.w = run.model()
-    if passes >= max_iter and not (converged or interrupted or stopped_by_user):
-        warnings.warn(f"{run.title} reached max_iter={max_iter} before {run.rule_text()}; increase max_iter "
-                      f"or tol", ConvergenceWarning)
-    if not (interrupted or stopped_by_user):
+    if not (interrupted or stopped_by_user):     # one warning per fit that did not converge
         gap = result.primal - result.dual
-        if np.isfinite(gap) and gap > GAP_WARN * max(abs(result.primal), 1e-300):
-            warnings.warn(f"{run.title} stopped with a relative duality gap of {gap / abs(result.primal):.3g} "
-                          f"(primal {result.primal:.6g}, dual {result.dual:.6g}); lower tol or raise max_iter",
-                          ConvergenceWarning)
+        wide = np.isfinite(gap) and gap > GAP_WARN * max(abs(result.primal), 1e-300)
+        gap_text = (f"relative duality gap {gap / abs(result.primal):.3g} (primal {result.primal:.6g}, dual "
+                    f"{result.dual:.6g})") if wide else ""
+        if passes >= max_iter and not converged:
+            warnings.warn(f"{run.title} reached max_iter={max_iter} before {run.rule_text()}"
+                          + (f"; {gap_text}" if wide else "") + "; increase max_iter or tol", ConvergenceWarning)
+        elif wide:
+            warnings.warn(f"{run.title} stopped with a {gap_text}; lower tol or raise max_iter", ConvergenceWarning)
     return result
