@@ -21,13 +21,24 @@ def check_lengths(lengths, n_rows):
     return lengths.astype(np.int64)
 
 
+# decision_function's (sequences x K x K) temporaries hold at most this many entries (32 MB): a
+# bound on memory, not a speed trade-off
+MAX_MARGINAL_ENTRIES = 1 << 22
+
+
 def sequence_lengths(lengths, sequence_ids, n_rows, method="fit"):
     """The lengths of the sequences given by `lengths` (one entry per sequence) or by
     `sequence_ids` (one id per row; a sequence is a run of equal consecutive ids, as the svmlight
     qid), exactly one of them."""
     if (lengths is None) == (sequence_ids is None):
         if lengths is None:
-            raise ValueError(f"ChainSSVM.{method} needs lengths or sequence_ids (the sequences of X's rows)")
+            raise ValueError(f"ChainSSVM.{method} needs lengths or sequence_ids (the sequences of X's rows); "
+                             "inside a Pipeline, GridSearchCV or cross_val_score pass sequence_ids (one id "
+                             "per row) by scikit-learn's metadata routing: "
+                             "sklearn.set_config(enable_metadata_routing=True), "
+                             f"ChainSSVM().set_{method}_request(sequence_ids=True), then "
+                             "params={'sequence_ids': ids} (with GroupKFold and 'groups': ids to keep "
+                             "sequences whole)")
         raise ValueError(f"ChainSSVM.{method}: pass either lengths or sequence_ids, not both")
     if lengths is not None:
         return check_lengths(lengths, n_rows)
@@ -157,6 +168,64 @@ class ChainModel(Model):
             return self.classes_[np.concatenate(idx)]
         st, _ = self._structure_for(X, lengths, sequence_ids, "predict")
         return self.classes_[decode_all(st, self._weight_vector(), self.n_jobs)]
+
+    def decision_function(self, X, lengths=None, *, sequence_ids=None):
+        """Per-token tag scores: the max-marginals of the sequence score.
+
+        ``scores[t, k]`` is the score of the best tag sequence of token t's sequence that gives
+        token t the tag ``classes_[k]`` (its unary scores, transitions and start/end scores), so
+        that ``classes_[scores.argmax(axis=1)]`` is the Viterbi labelling that ``predict``
+        returns (up to ties), and ``scores[t].max()`` is the best sequence's score.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_tokens, n_features)
+            One row per token, the sequences one after the other.
+        lengths : array-like of int, optional
+            The number of tokens of each sequence, in order (or `sequence_ids`).
+        sequence_ids : array-like of shape (n_tokens,), optional
+            One id per row; a sequence is a run of equal consecutive ids.
+
+        Returns
+        -------
+        scores : ndarray of shape (n_tokens, n_tags)
+            Columns in the order of ``classes_``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from ssvmlinear import ChainSSVM
+        >>> X = np.eye(3)[[0, 1, 2, 0, 1, 2]]
+        >>> y = np.array([0, 1, 2, 0, 1, 2])
+        >>> est = ChainSSVM(C=10.0).fit(X, y, lengths=[3, 3])
+        >>> S = est.decision_function(X, lengths=[3, 3])
+        >>> S.shape
+        (6, 3)
+        >>> bool((est.classes_[S.argmax(axis=1)] == est.predict(X, lengths=[3, 3])).all())
+        True
+        """
+        self._check_fitted()
+        X = self._checks.check_csr(X, self, reset=False)
+        lengths = sequence_lengths(lengths, sequence_ids, X.shape[0], "decision_function")
+        U = np.asarray(X @ self.coef_.T) + self.intercept_
+        A = self.transition_
+        starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
+        fwd = U.copy()                     # best score of a prefix ending in each tag (unaries included)
+        bwd = np.zeros_like(U)             # best score of the suffix after each tag
+        if self.start_end and len(lengths):
+            fwd[starts] += self.start_
+            bwd[starts + lengths - 1] += self.end_
+        # position by position over every sequence at once, in chunks of sequences
+        chunk = max(1, MAX_MARGINAL_ENTRIES // max(A.size, 1))
+        for lo in range(0, len(lengths), chunk):
+            s, L = starts[lo:lo + chunk], lengths[lo:lo + chunk]
+            for t in range(1, int(L.max()) if len(L) else 0):
+                on = L > t
+                cur = s[on] + t
+                fwd[cur] += np.max(fwd[cur - 1][:, :, None] + A[None], axis=1)
+                back = s[on] + L[on] - 1 - t        # positions counted from each sequence's end
+                bwd[back] = np.max(A[None] + (U[back + 1] + bwd[back + 1])[:, None, :], axis=2)
+        return fwd + bwd
 
     def score(self, X, y, lengths=None, sample_weight=None, *, sequence_ids=None):
         """Token (letter) accuracy; sample_weight weighs sequences as in fit."""
