@@ -350,16 +350,70 @@ def _labels_of(part):
 
 
 def load_svmlight_shards(client, path, n_shards=None, kind="multiclass", zero_based=False, n_features=None):
-    """Parse an uncompressed svmlight file on the workers of `client`, shard k (k/n_shards of the
-    bytes, moved to a line start -- and for kind="sequence" to a change of qid) on worker k mod
-    (workers); the shards stay there. n_shards defaults to the number of workers. Errors name the
-    file and its line. Returns a ShardedData (nothing but sizes and the class list reach the
-    client); MulticlassSSVM's, (kind="sequence") ChainSSVM's and (kind="multilabel")
-    MultiLabelSSVM's fit and predict take it in place of X, y.
+    """Load an svmlight file onto the workers of a Dask cluster, in shards that stay there.
 
-    path may also be a .ssvmdata folder (ssvm-convert) on a file system every worker sees: then
-    shard k is the k-th of n_shards equal row ranges (kind="sequence": of the sequences), which its
-    worker maps from the folder without parsing (datacache.load_ssvmdata's part)."""
+    Shard k (k/n_shards of the bytes, moved to a line start, and for kind="sequence" to a change
+    of qid) is parsed on worker k mod (number of workers) and kept there; only its size and
+    labels' summary reach the client. The estimators' fit and predict take the result in place
+    of (X, y): MulticlassSSVM's, ChainSSVM's (kind="sequence") and MultiLabelSSVM's
+    (kind="multilabel"); training then runs where the shards live.
+
+    Parameters
+    ----------
+    client : distributed.Client
+        The client of the cluster.
+    path : str or path-like
+        An uncompressed svmlight file every worker can read, or a ``.ssvmdata`` folder written
+        by ssvm-convert on a file system every worker sees: then shard k is the k-th of
+        n_shards equal row ranges (kind="sequence": of the sequences), which its worker maps
+        from the folder without parsing.
+    n_shards : int or None, default=None
+        The number of shards; None: the number of workers.
+    kind : {'multiclass', 'sequence', 'multilabel'}, default='multiclass'
+        The file's label kind (as load_svmlight_file's).
+    zero_based : bool, default=False
+        Whether feature indices in the file are 0-based.
+    n_features : int or None, default=None
+        The number of features; None: the largest index of the shards + 1.
+
+    Returns
+    -------
+    ShardedData
+        The shards (futures on the workers) with their sizes (n_samples, n_features), the
+        classes and their counts.
+
+    Raises
+    ------
+    ValueError
+        For an unknown kind, or a malformed file (naming the file and its line).
+    FileNotFoundError
+        When path is neither a file nor a ``.ssvmdata`` folder.
+
+    See Also
+    --------
+    ssvmlinear.load_svmlight_file : Load a file into this process.
+
+    Examples
+    --------
+    >>> import os
+    >>> import tempfile
+    >>> import numpy as np
+    >>> from distributed import Client
+    >>> from ssvmlinear import MulticlassSSVM, dump_svmlight_file
+    >>> from ssvmlinear.distributed import load_svmlight_shards
+    >>> X = np.array([[1.0, 0.0], [0.9, 0.1], [0.0, 1.0], [0.1, 0.9], [-1.0, -1.0], [-0.9, -1.1]])
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = os.path.join(tmp, "train.svm")
+    ...     dump_svmlight_file(X, np.array([0, 0, 1, 1, 2, 2]), path)
+    ...     with Client(processes=False, n_workers=1, dashboard_address=None) as client:
+    ...         data = load_svmlight_shards(client, path, n_shards=2)
+    ...         clf = MulticlassSSVM(C=10.0).fit(data)
+    ...         predicted = clf.predict(data)
+    >>> data.n_samples, data.n_features, data.classes
+    (6, 2, array([0., 1., 2.]))
+    >>> predicted
+    array([0., 0., 1., 1., 2., 2.])
+    """
     from .datacache import is_ssvmdata
     if kind not in ("multiclass", "sequence", "multilabel"):
         raise ValueError(f"kind must be 'multiclass', 'sequence' or 'multilabel'; got {kind!r}")

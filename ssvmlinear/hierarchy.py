@@ -45,12 +45,64 @@ class _Rows:
 
 
 class Hierarchy:
-    """A tree or DAG of M nodes (index 0..M-1, parents before children).
+    """A label hierarchy: a tree or a directed acyclic graph of integer node ids.
 
-    Attributes: ``ids`` (node id per index; the implicit root, when there is one, is -1 and not a
-    file id), ``parents`` / ``children`` (lists of index arrays), ``leaves`` (leaf indices in
-    increasing id order: label k is leaves[k]), ``ancestors(l)`` (A(l), the node and all its
-    ancestors, sorted), ``depth`` (longest path from a root, in edges), ``is_tree``, ``root``.
+    Built from its edges parents[e] -> children[e]; the labels are its leaves. Node ids may be
+    sparse and large: the M nodes are numbered 0..M-1 (their index) in a topological order,
+    parents before children, and ``ids`` maps indices back to ids. Several roots get one
+    implicit root above them, of id -1. Repeated edges count once.
+
+    Parameters
+    ----------
+    parents : array-like of int
+        The parent node id of every edge.
+    children : array-like of int
+        The child node id of every edge (the same length as parents).
+    source : str, default='<edges>'
+        The name error messages give the edges (read_hierarchy gives the file's).
+
+    Attributes
+    ----------
+    ids : ndarray of shape (n_nodes,)
+        The node id of every index (-1 for an implicit root).
+    n_nodes : int
+        The number of nodes M (an implicit root included).
+    leaves : ndarray of shape (n_leaves,)
+        The indices of the leaves, by increasing id: label k is the leaf leaves[k].
+    parents : sequence of ndarray
+        parents[v]: the sorted indices of the parents of node index v.
+    children : sequence of ndarray
+        children[v]: the sorted indices of the children of node index v.
+    parent_of : ndarray of shape (n_nodes,)
+        The (first) parent index of every node, -1 for the root.
+    depth : ndarray of shape (n_nodes,)
+        The longest path from the root to every node, in edges.
+    is_tree : bool
+        Whether every node has at most one parent.
+    root : int
+        The index of the root (0), -1 for an empty hierarchy.
+
+    Raises
+    ------
+    ValueError
+        For a self-loop, a cycle, parents and children of different lengths, or the id -1 in a
+        hierarchy with several roots.
+
+    See Also
+    --------
+    read_hierarchy : The hierarchy of a file of ``parent child`` lines.
+    HierarchicalSSVM : Classification into the leaves of a hierarchy.
+
+    Examples
+    --------
+    >>> from ssvmlinear import Hierarchy
+    >>> h = Hierarchy(parents=[10, 10, 20], children=[20, 30, 40])
+    >>> h.n_nodes, h.n_leaves, h.is_tree
+    (4, 2, True)
+    >>> h.ids[h.leaves]          # the labels: leaf ids
+    array([30, 40])
+    >>> h.ids[h.ancestors(3)]    # the leaf 40 and its ancestors
+    array([10, 20, 40])
     """
 
     def __init__(self, parents, children, source="<edges>"):
@@ -62,7 +114,26 @@ class Hierarchy:
 
     @classmethod
     def from_edges(cls, parents, children):
-        """The hierarchy of the edges parents[e] -> children[e] (integer node ids)."""
+        """Build the hierarchy of the edges parents[e] -> children[e].
+
+        Parameters
+        ----------
+        parents : array-like of int
+            The parent node id of every edge.
+        children : array-like of int
+            The child node id of every edge.
+
+        Returns
+        -------
+        Hierarchy
+            The hierarchy, as Hierarchy(parents, children).
+
+        Examples
+        --------
+        >>> from ssvmlinear import Hierarchy
+        >>> Hierarchy.from_edges([0, 0], [1, 2]).n_leaves
+        2
+        """
         return cls(parents, children)
 
     def _build(self, parents, children, source, lines):
@@ -197,10 +268,36 @@ class Hierarchy:
 
     @property
     def n_leaves(self):
+        """The number of leaves (labels).
+
+        Examples
+        --------
+        >>> from ssvmlinear import Hierarchy
+        >>> Hierarchy([0, 0, 1, 1], [1, 2, 3, 4]).n_leaves
+        3
+        """
         return len(self.leaves)
 
     def ancestors(self, v):
-        """A(v): node index v and all its ancestors, sorted."""
+        """Return A(v): a node and all its ancestors.
+
+        Parameters
+        ----------
+        v : int
+            A node index (not an id).
+
+        Returns
+        -------
+        ndarray of shape (n_ancestors,)
+            The node indices of v and of all its ancestors, sorted (the root first).
+
+        Examples
+        --------
+        >>> from ssvmlinear import Hierarchy
+        >>> h = Hierarchy([0, 0, 1, 1], [1, 2, 3, 4])
+        >>> h.ids[h.ancestors(4)]
+        array([0, 1, 4])
+        """
         return np.array(sorted(self._ancestor_set(v)), dtype=np.int64)
 
     def _lookup(self, label_ids):
@@ -212,8 +309,36 @@ class Hierarchy:
         return np.where(self.n_nodes and self.ids[idx] == q, idx, -1) if self.n_nodes else np.full(len(q), -1)
 
     def leaf_index(self, label_ids, source="labels"):
-        """Label (leaf) numbers 0..n_leaves-1 of leaf node ids; ValueError naming the first id that
-        is an inner node or not in the hierarchy."""
+        """Return the label numbers of leaf ids.
+
+        Parameters
+        ----------
+        label_ids : array-like of int
+            Node ids, each a leaf of the hierarchy.
+        source : str, default='labels'
+            What the ids are, for error messages.
+
+        Returns
+        -------
+        ndarray of shape (n_ids,)
+            The label (leaf) number 0..n_leaves-1 of every id, int32.
+
+        Raises
+        ------
+        ValueError
+            Naming the first id that is an inner node or not a node of the hierarchy.
+
+        See Also
+        --------
+        Hierarchy.leaf_ids : The inverse map.
+
+        Examples
+        --------
+        >>> from ssvmlinear import Hierarchy
+        >>> h = Hierarchy([0, 0, 1, 1], [1, 2, 3, 4])
+        >>> h.leaf_index([4, 2])
+        array([2, 0], dtype=int32)
+        """
         label_ids = np.asarray(label_ids)
         node = self._lookup(label_ids)
         is_leaf = np.zeros(self.n_nodes + 1, dtype=bool)
@@ -229,10 +354,48 @@ class Hierarchy:
         return leaf_no[node].astype(np.int32)
 
     def leaf_ids(self, leaf_numbers):
+        """Return the leaf ids of label numbers.
+
+        Parameters
+        ----------
+        leaf_numbers : array-like of int
+            Label (leaf) numbers, 0..n_leaves-1.
+
+        Returns
+        -------
+        ndarray of shape (n_numbers,)
+            The node id of every leaf.
+
+        See Also
+        --------
+        Hierarchy.leaf_index : The inverse map.
+
+        Examples
+        --------
+        >>> from ssvmlinear import Hierarchy
+        >>> h = Hierarchy([0, 0, 1, 1], [1, 2, 3, 4])
+        >>> h.leaf_ids([2, 0])
+        array([4, 2])
+        """
         return self.ids[self.leaves[np.asarray(leaf_numbers)]]
 
     def edges(self):
-        """(parent ids, child ids) of every edge (the implicit root's edges left out)."""
+        """Return the edges of the hierarchy as node ids.
+
+        Returns
+        -------
+        parents : ndarray of shape (n_edges,)
+            The parent id of every edge.
+        children : ndarray of shape (n_edges,)
+            The child id of every edge (the implicit root's edges are left out; repeated edges
+            appear once).
+
+        Examples
+        --------
+        >>> from ssvmlinear import Hierarchy
+        >>> Hierarchy([10, 10, 20], [20, 30, 40]).edges()
+        (array([10, 10, 20]), array([20, 30, 40]))
+        """
         child = np.repeat(np.arange(self.n_nodes), np.diff(self._par_ptr))
         par = self._par_idx
         keep = self.ids[par] != -1
@@ -240,8 +403,44 @@ class Hierarchy:
 
 
 def read_hierarchy(path):
-    """The Hierarchy of a file of ``parent child`` lines (``#`` comments; blank lines allowed);
-    ValueError naming the file and line on a malformed line, a self-loop or a cycle."""
+    r"""Read a label hierarchy from a file of ``parent child`` lines.
+
+    Every line holds the integer ids of a parent and one of its children; ``#`` starts a
+    comment and blank lines are allowed. The labels of the hierarchy are its leaves.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The file.
+
+    Returns
+    -------
+    Hierarchy
+        The tree or DAG of the file's edges.
+
+    Raises
+    ------
+    ValueError
+        Naming the file and line, for a malformed line, a self-loop or a cycle, or a file
+        without any edge.
+
+    See Also
+    --------
+    Hierarchy : The same from arrays of edges.
+
+    Examples
+    --------
+    >>> import os
+    >>> import tempfile
+    >>> from ssvmlinear import read_hierarchy
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = os.path.join(tmp, "hierarchy.txt")
+    ...     with open(path, "w") as f:
+    ...         _ = f.write("# parent child\n0 1\n0 2\n1 3\n1 4\n")
+    ...     h = read_hierarchy(path)
+    >>> h.n_nodes, h.ids[h.leaves]
+    (5, array([2, 3, 4]))
+    """
     parents, children, lines = read_int_pairs(path, "parent child", "node id")
     if not parents.size:
         raise ValueError(f"{path}: no 'parent child' line")

@@ -226,47 +226,90 @@ def _check_zero_based(zero_based):
 
 def load_svmlight_file(f, n_features=None, zero_based="auto", kind="auto", dtype=np.float64,
                        n_labels=None, qid="ignore"):
-    """Load an svmlight/libsvm file with a multiclass, multi-label or sequence label.
+    r"""Load an svmlight/libsvm file with a multiclass, multi-label or sequence label.
+
+    The three label kinds share the line format ``label f:v f:v ...`` (1-based feature indices
+    by default, ``#`` starts a comment): a multiclass line has one number as its label, a
+    multi-label line a comma-separated list of label values (or none), a sequence line is one
+    token ``tag qid:N f:v ...``, a sequence being a run of lines with equal qid. gzip and bzip2
+    contents are decompressed transparently.
 
     Parameters
     ----------
     f : str, path-like or binary file object
-        gzip (magic bytes ``1f 8b``) and bzip2 (``BZh``) contents are decompressed transparently.
-    n_features : int, optional
-        Number of columns of X; an index beyond it is an error. Default: largest index + 1.
-    zero_based : bool or "auto"
-        Whether feature indices in the file are 0-based. "auto" (as scikit-learn): zero-based iff
-        some index is 0. With ``False`` an index 0 is an error.
-    kind : {"auto", "multiclass", "multilabel", "sequence"}
-        "auto": any ``qid:`` token -> "sequence"; else any label field with a comma or any line
-        without a label -> "multilabel"; else "multiclass". A multi-label file whose lines all hold
-        exactly one label is detected as multiclass: pass ``kind="multilabel"``. With a forced
-        "multiclass" or "multilabel", qid tokens are ignored.
-    dtype : numpy float dtype of X's values (parsed as float64, then cast).
-    n_labels : int, optional
-        Multi-label only: the number of label columns of Y (default: largest label + 1).
-    qid : {"ignore", "error"}
-        With a forced "multiclass" or "multilabel" kind: ignore qid tokens, or refuse a file that
-        has them (a sequence file given to a model that is not a chain).
+        The file; gzip (magic bytes ``1f 8b``) and bzip2 (``BZh``) contents are decompressed.
+    n_features : int or None, default=None
+        Number of columns of X; an index beyond it is an error. None: the largest index + 1.
+    zero_based : bool or 'auto', default='auto'
+        Whether feature indices in the file are 0-based. 'auto' (as scikit-learn): zero-based
+        iff some index is 0. With False an index 0 is an error.
+    kind : {'auto', 'multiclass', 'multilabel', 'sequence'}, default='auto'
+        The label kind. 'auto': any ``qid:`` token means 'sequence'; else any label field with
+        a comma, or any line without a label, means 'multilabel'; else 'multiclass'. A
+        multi-label file whose lines all hold exactly one label is detected as multiclass: pass
+        ``kind="multilabel"``. With a forced 'multiclass' or 'multilabel', qid tokens are ignored.
+    dtype : numpy floating dtype, default=numpy.float64
+        The dtype of X's values (parsed as float64, then cast).
+    n_labels : int or None, default=None
+        Multi-label only: the number of label columns of Y. None: the largest label + 1.
+    qid : {'ignore', 'error'}, default='ignore'
+        With a forced 'multiclass' or 'multilabel' kind: ignore qid tokens, or refuse a file
+        that has them (a sequence file given to a model that is not a chain).
 
     Returns
     -------
-    multiclass : ``(X, y)`` -- X CSR (sorted indices), y float64 of shape (n_samples,).
-    multilabel : ``(X, Y)`` -- Y CSR int8 0/1 indicator of shape (n_samples, n_labels); column j
-        is the label value j (labels must be non-negative integers), so that a training and a test
-        file agree on columns; values that never occur give empty columns (labels 1..3: column 0).
-        ``Y[:, np.unique(Y.indices)]`` keeps the labels that occur, as ssvm-train does.
-    sequence : ``(X, y, lengths)`` -- one row and one float64 tag per token, and the int64 length
-        of every sequence (run of equal qid) in file order. A qid may not reappear after another.
-
-    Memory: a path to an uncompressed multiclass or multi-label file is parsed in 32 MB blocks
-    straight into the final arrays (peak: the arrays and one block); otherwise the whole text is
-    held while it is parsed.
+    X : scipy.sparse.csr_matrix of shape (n_samples, n_features)
+        The examples (one row per line; sorted indices).
+    y : ndarray of shape (n_samples,) or scipy.sparse.csr_matrix of shape (n_samples, n_labels)
+        Multiclass and sequence files: one float64 label (tag) per row. Multi-label files: the
+        int8 0/1 indicator matrix Y, whose column j is the label value j (labels must be
+        non-negative integers), so that a training and a test file agree on columns; values
+        that never occur give empty columns. ``Y[:, np.unique(Y.indices)]`` keeps the labels
+        that occur, as ssvm-train does.
+    lengths : ndarray of shape (n_sequences,)
+        Sequence files only (a third value): the int64 length of every sequence, in file order.
+        A qid may not reappear after another.
 
     Raises
     ------
     ValueError
-        on any malformed input, with message ``"{file}:{line}: {problem}"``.
+        On any malformed input, with the message ``"{file}:{line}: {problem}"``.
+
+    See Also
+    --------
+    dump_svmlight_file : Write a file that this function reads back exactly.
+
+    Notes
+    -----
+    A path to an uncompressed multiclass or multi-label file is parsed in 32 MB blocks straight
+    into the final arrays (peak memory: the arrays and one block); otherwise the whole text is
+    held while it is parsed.
+
+    Examples
+    --------
+    >>> import io
+    >>> from ssvmlinear import load_svmlight_file
+    >>> X, y = load_svmlight_file(io.BytesIO(b"1 1:0.5 3:2\n2 2:1\n1 1:1.5\n"))
+    >>> X.shape, y
+    ((3, 3), array([1., 2., 1.]))
+    >>> X.toarray()
+    array([[0.5, 0. , 2. ],
+           [0. , 1. , 0. ],
+           [1.5, 0. , 0. ]])
+
+    A multi-label file (label values 0 and 2 on the first line, none on the last):
+
+    >>> X, Y = load_svmlight_file(io.BytesIO(b"0,2 1:0.5\n1 2:1\n 1:1\n"))
+    >>> Y.toarray()
+    array([[1, 0, 1],
+           [0, 1, 0],
+           [0, 0, 0]], dtype=int8)
+
+    A sequence file (two sequences, of 2 and 1 tokens):
+
+    >>> X, y, lengths = load_svmlight_file(io.BytesIO(b"1 qid:1 1:1\n2 qid:1 2:1\n1 qid:2 1:1\n"))
+    >>> lengths
+    array([2, 1])
     """
     if kind not in _KINDS:
         raise ValueError(f"kind must be one of {sorted(_KINDS)}, got {kind!r}")
@@ -509,18 +552,67 @@ def _as_csr(M, what):
 
 
 def dump_svmlight_file(X, y, f, zero_based=False, lengths=None, comment=None):
-    """Write X and its labels in svmlight format (multiclass, multi-label or sequence).
+    """Write examples and their labels in svmlight format (multiclass, multi-label or sequence).
 
-    y 1-D -> multiclass lines ``label i:v ...``; y 2-D 0/1 indicator (dense or sparse) ->
-    multi-label lines ``l1,l2 i:v ...`` (empty label set: the line starts with a space; a row
-    with neither labels nor features is written with an explicit ``i:0`` for the first column,
-    the only way to keep it); ``lengths`` given (1-D y only) -> sequence lines
-    ``tag qid:k i:v ...`` with k = 1..len(lengths). Numbers are written with Python's shortest
-    round-trip repr (integral values without ".0"), so a load gives back the same float64 values.
-    Explicit zeros stored in a sparse X are written. ``comment`` becomes leading ``#`` lines.
+    The label kind follows y: a 1-D y gives multiclass lines ``label i:v ...``; a 2-D 0/1
+    indicator (dense or sparse) multi-label lines ``l1,l2 i:v ...``; a 1-D y with `lengths`
+    sequence lines ``tag qid:k i:v ...`` with k = 1..len(lengths). Numbers are written with
+    Python's shortest round-trip repr (integral values without ".0"), so that
+    load_svmlight_file gives back the same float64 values.
 
-    f is a path (written atomically: temporary file + ``os.replace``; gzip when the name ends with
-    ``.gz``, bzip2 with ``.bz2``) or a binary file object.
+    Parameters
+    ----------
+    X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        The examples, finite; explicit zeros stored in a sparse X are written.
+    y : array-like of shape (n_samples,) or {array-like, sparse matrix} of shape (n_samples, n_labels)
+        The labels (finite), or a 0/1 indicator matrix whose column j is the label value j.
+        An empty label set starts its line with a space; a row with neither labels nor
+        features is written with an explicit ``i:0`` for the first column.
+    f : str, path-like or binary file object
+        Where to write: a path is written atomically (a temporary file, then a rename), gzip
+        compressed when its name ends with ``.gz``, bzip2 with ``.bz2``.
+    zero_based : bool, default=False
+        Write 0-based feature indices (default: 1-based, as LIBLINEAR).
+    lengths : array-like of shape (n_sequences,) or None, default=None
+        Write a sequence file: the number of rows (tokens) of every sequence, summing to
+        n_samples (1-D y only).
+    comment : str or None, default=None
+        Text written first, every line of it as a ``#`` comment line.
+
+    Returns
+    -------
+    None
+        The file is written; nothing is returned.
+
+    Raises
+    ------
+    ValueError
+        For non-finite values, mismatched shapes, or lengths that do not sum to n_samples.
+
+    See Also
+    --------
+    load_svmlight_file : Read the file back.
+
+    Examples
+    --------
+    >>> import io
+    >>> import numpy as np
+    >>> from ssvmlinear import dump_svmlight_file
+    >>> X = np.array([[0.5, 0.0], [0.0, 2.0], [1.0, 1.0]])
+    >>> buf = io.BytesIO()
+    >>> dump_svmlight_file(X, np.array([1, 2, 1]), buf)
+    >>> print(buf.getvalue().decode())
+    1 1:0.5
+    2 2:2
+    1 1:1 2:1
+    <BLANKLINE>
+    >>> buf = io.BytesIO()
+    >>> dump_svmlight_file(X, np.array([1, 2, 1]), buf, lengths=[2, 1])
+    >>> print(buf.getvalue().decode())
+    1 qid:1 1:0.5
+    2 qid:1 2:2
+    1 qid:2 1:1 2:1
+    <BLANKLINE>
     """
     X = _as_csr(X, "X").astype(np.float64)
     n, d = X.shape

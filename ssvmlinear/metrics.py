@@ -58,13 +58,84 @@ def _mean(values, sample_weight):
 
 
 def subset_accuracy(y_true, y_pred, sample_weight=None):
-    """Fraction of examples with exactly the true label set (exact match ratio)."""
+    """Compute the fraction of examples whose predicted label set is exactly right.
+
+    The exact match ratio: an example counts only when every one of its labels is right.
+
+    Parameters
+    ----------
+    y_true : {array-like, sparse matrix} of shape (n_samples, n_labels)
+        The true 0/1 indicator matrix (any nonzero entry counts as 1).
+    y_pred : {array-like, sparse matrix} of shape (n_samples, n_labels)
+        The predicted indicator matrix, of the same shape.
+    sample_weight : array-like of shape (n_samples,) or None, default=None
+        Weights of the examples in the mean.
+
+    Returns
+    -------
+    float
+        The (weighted) fraction, between 0 and 1; 0.0 for no example.
+
+    Raises
+    ------
+    ValueError
+        When y_true and y_pred differ in shape or are not 2-D.
+
+    See Also
+    --------
+    hamming_loss : The fraction of wrong (example, label) entries.
+    example_accuracy : Partial credit for partly right label sets.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ssvmlinear import subset_accuracy
+    >>> Y = np.array([[1, 0, 1], [0, 1, 0], [1, 1, 0]])
+    >>> P = np.array([[1, 0, 1], [0, 0, 0], [1, 0, 1]])
+    >>> subset_accuracy(Y, P)
+    0.3333333333333333
+    """
     ny, npred, inter, _, _ = _counts(y_true, y_pred)
     return _mean(((ny == inter) & (npred == inter)).astype(np.float64), sample_weight)
 
 
 def hamming_loss(y_true, y_pred, sample_weight=None):
-    """Mean over examples of the fraction of labels predicted wrongly."""
+    """Compute the fraction of wrong (example, label) entries.
+
+    The mean over examples of the fraction of labels predicted wrongly.
+
+    Parameters
+    ----------
+    y_true : {array-like, sparse matrix} of shape (n_samples, n_labels)
+        The true 0/1 indicator matrix (any nonzero entry counts as 1).
+    y_pred : {array-like, sparse matrix} of shape (n_samples, n_labels)
+        The predicted indicator matrix, of the same shape.
+    sample_weight : array-like of shape (n_samples,) or None, default=None
+        Weights of the examples in the mean.
+
+    Returns
+    -------
+    float
+        The loss, between 0 and 1; 0.0 for no example or no label.
+
+    Raises
+    ------
+    ValueError
+        When y_true and y_pred differ in shape or are not 2-D.
+
+    See Also
+    --------
+    subset_accuracy : The fraction of exactly right label sets.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ssvmlinear import hamming_loss
+    >>> Y = np.array([[1, 0, 1], [0, 1, 0], [1, 1, 0]])
+    >>> P = np.array([[1, 0, 1], [0, 0, 0], [1, 0, 1]])
+    >>> hamming_loss(Y, P)   # 3 of the 9 entries differ
+    0.3333333333333333
+    """
     ny, npred, inter, Y, _ = _counts(y_true, y_pred)
     K = Y.shape[1]
     if K == 0:
@@ -73,14 +144,86 @@ def hamming_loss(y_true, y_pred, sample_weight=None):
 
 
 def micro_f1(y_true, y_pred, zero_division=0.0):
-    """2 TP / (2 TP + FP + FN) over all (example, label) pairs."""
+    """Compute the micro-averaged F1 of all (example, label) decisions.
+
+    2 TP / (2 TP + FP + FN), the true and false positives and the false negatives counted over
+    all entries pooled.
+
+    Parameters
+    ----------
+    y_true : {array-like, sparse matrix} of shape (n_samples, n_labels)
+        The true 0/1 indicator matrix (any nonzero entry counts as 1).
+    y_pred : {array-like, sparse matrix} of shape (n_samples, n_labels)
+        The predicted indicator matrix, of the same shape.
+    zero_division : float, default=0.0
+        The value returned where the ratio is 0/0.
+
+    Returns
+    -------
+    float
+        The F1, between 0 and 1 (zero_division when both matrices are empty).
+
+    Raises
+    ------
+    ValueError
+        When y_true and y_pred differ in shape or are not 2-D.
+
+    See Also
+    --------
+    macro_f1 : The mean of the per-label F1.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ssvmlinear import micro_f1
+    >>> Y = np.array([[1, 0, 1], [0, 1, 0], [1, 1, 0]])
+    >>> P = np.array([[1, 0, 1], [0, 0, 0], [1, 0, 1]])
+    >>> micro_f1(Y, P)   # 3 true positives, 1 false positive, 2 false negatives
+    0.6666666666666666
+    """
     ny, npred, inter, _, _ = _counts(y_true, y_pred)
     den = float(ny.sum() + npred.sum())
     return 2.0 * float(inter.sum()) / den if den > 0 else float(zero_division)
 
 
 def macro_f1(y_true, y_pred, zero_division=0.0):
-    """Unweighted mean over labels of the per-label F1 = 2 TP_k / (|true_k| + |pred_k|)."""
+    """Compute the macro-averaged F1: the unweighted mean of the per-label F1.
+
+    The F1 of label k is 2 TP_k / (|true_k| + |pred_k|); a label that is neither present nor
+    predicted has F1 = zero_division.
+
+    Parameters
+    ----------
+    y_true : {array-like, sparse matrix} of shape (n_samples, n_labels)
+        The true 0/1 indicator matrix (any nonzero entry counts as 1).
+    y_pred : {array-like, sparse matrix} of shape (n_samples, n_labels)
+        The predicted indicator matrix, of the same shape.
+    zero_division : float, default=0.0
+        The value returned where the ratio is 0/0.
+
+    Returns
+    -------
+    float
+        The mean F1, between 0 and 1 (zero_division when there is no label).
+
+    Raises
+    ------
+    ValueError
+        When y_true and y_pred differ in shape or are not 2-D.
+
+    See Also
+    --------
+    micro_f1 : The F1 of all decisions pooled.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ssvmlinear import macro_f1
+    >>> Y = np.array([[1, 0, 1], [0, 1, 0], [1, 1, 0]])
+    >>> P = np.array([[1, 0, 1], [0, 0, 0], [1, 0, 1]])
+    >>> round(macro_f1(Y, P), 4)   # the labels' F1: 1, 0 and 2/3
+    0.5556
+    """
     _, _, _, Y, P = _counts(y_true, y_pred)
     K = Y.shape[1]
     if K == 0:
@@ -92,7 +235,44 @@ def macro_f1(y_true, y_pred, zero_division=0.0):
 
 
 def example_accuracy(y_true, y_pred, sample_weight=None):
-    """The papers' "Acc": mean over examples of |y ∩ ŷ| / |y ∪ ŷ| (1 when both are empty)."""
+    """Compute the example-based accuracy (the Jaccard index averaged over examples).
+
+    The multi-label papers' "Acc": the mean over examples of |y ∩ ŷ| / |y ∪ ŷ|, counted as 1
+    when both sets are empty.
+
+    Parameters
+    ----------
+    y_true : {array-like, sparse matrix} of shape (n_samples, n_labels)
+        The true 0/1 indicator matrix (any nonzero entry counts as 1).
+    y_pred : {array-like, sparse matrix} of shape (n_samples, n_labels)
+        The predicted indicator matrix, of the same shape.
+    sample_weight : array-like of shape (n_samples,) or None, default=None
+        Weights of the examples in the mean.
+
+    Returns
+    -------
+    float
+        The accuracy, between 0 and 1; 0.0 for no example.
+
+    Raises
+    ------
+    ValueError
+        When y_true and y_pred differ in shape or are not 2-D.
+
+    See Also
+    --------
+    subset_accuracy : The fraction of exactly right label sets.
+    MultiLabelSSVM.score : This measure on a fitted model's predictions.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ssvmlinear import example_accuracy
+    >>> Y = np.array([[1, 0, 1], [0, 1, 0], [1, 1, 0]])
+    >>> P = np.array([[1, 0, 1], [0, 0, 0], [1, 0, 1]])
+    >>> round(example_accuracy(Y, P), 4)   # 1, 0 and 1/3
+    0.4444
+    """
     ny, npred, inter, _, _ = _counts(y_true, y_pred)
     union = ny + npred - inter
     acc = np.divide(inter, union, out=np.ones(union.shape[0]), where=union > 0)

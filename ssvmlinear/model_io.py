@@ -1,6 +1,6 @@
 """Plain-text model files in LIBLINEAR's spirit: a readable header, then the weights.
 
-Format 2 (written since issue 13)::
+Format 2 (the one written)::
 
     ssvmlinear_model 2
     structure multiclass | chain | multilabel
@@ -101,7 +101,54 @@ def _model_lines(estimator, structure):
 
 
 def save_model(estimator, path):
-    """Write a fitted estimator to `path` (text, format 2: only the non-zero weight rows)."""
+    """Write a fitted estimator to a plain-text model file.
+
+    The file holds a readable header (structure, solver, loss, C, labels, number of features,
+    bias and the structure's own settings) and the weights: only the non-zero rows of the unary
+    weights, then the structure's blocks (a chain's transitions, pairwise tables). Numbers are
+    written with 17 significant digits, so load_model gives back the same float64 weights. The
+    file is written atomically (a temporary file, then a rename). ssvm-predict reads it too.
+
+    Parameters
+    ----------
+    estimator : MulticlassSSVM, ChainSSVM, MultiLabelSSVM or HierarchicalSSVM
+        A fitted estimator (or core model of ssvmlinear.models).
+    path : str or path-like
+        The file to write.
+
+    Returns
+    -------
+    None
+        The file is written; nothing is returned.
+
+    Raises
+    ------
+    ValueError
+        When the weights, the bias or C are not finite, or a label contains whitespace.
+    TypeError
+        When the estimator is not one of ssvmlinear's models.
+    sklearn.exceptions.NotFittedError
+        When the estimator is not fitted.
+
+    See Also
+    --------
+    load_model : Read the file back.
+
+    Examples
+    --------
+    >>> import os
+    >>> import tempfile
+    >>> import numpy as np
+    >>> from ssvmlinear import MulticlassSSVM, save_model
+    >>> X = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, -1.0]])
+    >>> clf = MulticlassSSVM().fit(X, [0, 1, 2])
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = os.path.join(tmp, "model.txt")
+    ...     save_model(clf, path)
+    ...     with open(path) as f:
+    ...         print(f.readline().strip())
+    ssvmlinear_model 2
+    """
     structure = structure_of(estimator)
     estimator._check_fitted()
     classes = estimator.classes_
@@ -181,9 +228,57 @@ class _Lines:
 
 
 def load_model(path, estimator=True):
-    """Read a model file written by save_model / ssvm-train (format 2, or 1); returns a fitted
-    scikit-learn estimator, or with estimator=False its core model (ssvmlinear.models: no
-    scikit-learn import; what ssvm-predict uses)."""
+    """Read a model file written by save_model or ssvm-train.
+
+    Returns the fitted estimator of the file's structure, ready to predict: its parameters (C,
+    solver, loss, fit_intercept, the structure's settings) and fitted attributes (coef_, intercept_, classes_,
+    n_features_in_ and the structure's own) are those of the model saved; the solver's
+    diagnostics (objective_, n_iter_, ...) are not stored. Sizes the header implies are
+    checked against the bytes that follow and against available memory before anything is
+    allocated.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The model file.
+    estimator : bool, default=True
+        True: a scikit-learn estimator (MulticlassSSVM, ChainSSVM, MultiLabelSSVM or
+        HierarchicalSSVM). False: its core model of ssvmlinear.models, which imports no
+        scikit-learn (what ssvm-predict uses).
+
+    Returns
+    -------
+    MulticlassSSVM, ChainSSVM, MultiLabelSSVM, HierarchicalSSVM or core model
+        The fitted model.
+
+    Raises
+    ------
+    ValueError
+        For a file that is not a valid model file, with its name and line.
+
+    See Also
+    --------
+    save_model : Write a fitted estimator to a model file.
+
+    Examples
+    --------
+    >>> import os
+    >>> import tempfile
+    >>> import numpy as np
+    >>> from ssvmlinear import MulticlassSSVM, load_model, save_model
+    >>> X = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, -1.0]])
+    >>> clf = MulticlassSSVM().fit(X, ["a", "b", "c"])
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = os.path.join(tmp, "model.txt")
+    ...     save_model(clf, path)
+    ...     loaded = load_model(path)
+    >>> type(loaded).__name__, loaded.classes_
+    ('MulticlassSSVM', array(['a', 'b', 'c'], dtype='<U1'))
+    >>> bool(np.array_equal(loaded.predict(X), clf.predict(X)))
+    True
+    >>> bool(np.array_equal(loaded.coef_, clf.coef_))
+    True
+    """
     src = _Lines(path)
     try:
         return _read_model(src, estimator)

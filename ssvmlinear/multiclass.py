@@ -6,12 +6,34 @@ from .models.multiclass import MulticlassModel
 
 
 class MulticlassSSVM(ClassifierMixin, StructuredSSVM, MulticlassModel):
-    """Linear multiclass structural SVM (Crammer & Singer; LIBLINEAR ``-s 4``'s problem).
+    """Linear multiclass structural SVM (Crammer and Singer's formulation).
 
-    Minimises  1/2 ||W||^2 + sum_i C_i max_y [Delta(y, y_i) + w_y . x_i - w_{y_i} . x_i]
-    with the 0/1 loss Delta, C_i = C * sample_weight_i * class_weight[y_i].
+    One weight vector per class; a row is assigned the class of highest score w_k . x + b_k.
+    Training minimises ``1/2 ||W||^2 + sum_i C_i max_y [Delta(y, y_i) + w_y . x_i - w_{y_i} . x_i]``
+    with the 0/1 loss Delta and ``C_i = C * sample_weight_i * class_weight[y_i]`` (LIBLINEAR
+    ``-s 4``'s problem with margin rescaling), or the linear summed error problem with
+    ``loss="lse"``. X may be dense or scipy sparse; sparse input is never densified.
 
     {parameters}
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (n_classes, n_features)
+        The weights of every class (one row per class also for two classes: the model has a
+        weight vector per class).
+    intercept_ : ndarray of shape (n_classes,)
+        The bias of every class (intercept_scaling times the bias feature's weight; zeros when
+        fit_intercept is False).
+    classes_ : ndarray of shape (n_classes,)
+        The class labels, sorted.
+    {fit_attributes}
+
+    See Also
+    --------
+    MultiLabelSSVM : Several binary labels per example, optionally coupled.
+    HierarchicalSSVM : Classes that are the leaves of a label hierarchy.
+    ChainSSVM : One label per token of a sequence.
+    ssvmlinear.solvers : The training methods and their own parameters.
 
     Notes
     -----
@@ -27,31 +49,98 @@ class MulticlassSSVM(ClassifierMixin, StructuredSSVM, MulticlassModel):
 
     Memory: the CSR data (never densified), a few vectors of the weight dimension
     (n_features x n_classes doubles), and the dual working sets: per member 28 bytes (label, dual
-    variable, loss and one solver value), by doubling capacity; multiclass working sets keep no
-    Gram matrix (its entries cost O(1)). SDM's sets stay small (margin rescaling); LSE-SDCD's hold
-    every class that violates, up to all K classes at small C (28 n K bytes). The LSE objective
-    is evaluated in blocks of rows, never as an n x K array.
+    variable, loss and one solver value); multiclass working sets keep no Gram matrix. SDM's sets
+    stay small (margin rescaling); LSE-SDCD's hold every class that violates, up to all K classes
+    at small C (28 n K bytes). The LSE objective is evaluated in blocks of rows, never as an
+    n x K array.
 
-    Attributes
-    ----------
-    coef_ (n_classes, n_features), intercept_ (n_classes,) -- one row per class also for two classes
-    (the Crammer-Singer model has a weight vector per class) --, classes_, n_features_in_, n_iter_ (passes),
-    objective_ (primal), dual_objective_, gap_, objective_curve_, dual_curve_,
-    timestamps_, n_oracle_calls_, working_set_size_ (sum_i |V_i|), converged_, oracle_seconds_
-    (SDM and the cutting plane: wall-clock seconds of the oracle phase).
+    A scikit-learn classifier: score is the mean accuracy, and the estimator works in pipelines,
+    grid searches and cross-validation. X must have the training number of columns in predict
+    and decision_function (ssvmlinear.utils.match_columns applies LIBLINEAR's convention for
+    test files that are wider or narrower).
 
-    A scikit-learn classifier (ClassifierMixin: score is the mean accuracy). Its one tag of its own,
-    input_tags.sparse (from StructuredSSVM): X may be scipy sparse and stays sparse. X must have
-    the training number of columns in predict and decision_function (ssvmlinear.utils.match_columns
-    applies LIBLINEAR's convention for test files that are wider or narrower).
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ssvmlinear import MulticlassSSVM
+    >>> X = np.array([[1.0, 0.0], [0.9, 0.1], [0.0, 1.0], [0.1, 0.9], [-1.0, -1.0], [-0.9, -1.1]])
+    >>> y = np.array([0, 0, 1, 1, 2, 2])
+    >>> clf = MulticlassSSVM(C=10.0).fit(X, y)
+    >>> clf.predict([[0.8, 0.0], [-1.0, -0.8]])
+    array([0, 2])
+    >>> clf.coef_.shape, clf.intercept_.shape
+    ((3, 2), (3,))
+    >>> clf.classes_
+    array([0, 1, 2])
+    >>> bool(clf.converged_)
+    True
     """
 
     _parameter_constraints = constraints_of(MulticlassModel.params)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None, sample_weight=None):
-        """X: (n_samples, n_features), sparse or dense; y: one label per row (a column vector warns);
-        sample_weight: one weight per row (multiplies C; not all zero). X may also be the
-        ShardedData of ssvmlinear.distributed.load_svmlight_shards (labels included): training
-        then runs where its shards live."""
+        """Fit the model to labelled examples.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features) or ShardedData
+            The examples; sparse input is converted to CSR, never densified. X may also be the
+            ShardedData of ssvmlinear.distributed.load_svmlight_shards (labels included):
+            training then runs where its shards live, with solver 'sdm', 'sdcd' or
+            'cutting-plane'.
+        y : array-like of shape (n_samples,)
+            One class label per row, at least two classes (a column vector warns). None only
+            with ShardedData.
+        sample_weight : array-like of shape (n_samples,) or None, default=None
+            Weights of the examples: they multiply C (C_i = C * sample_weight_i); not all zero.
+
+        Returns
+        -------
+        MulticlassSSVM
+            The fitted estimator.
+
+        Raises
+        ------
+        ValueError
+            For invalid parameters or input, fewer than two classes, or features so large that
+            the training objective would overflow.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from ssvmlinear import MulticlassSSVM
+        >>> X = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, -1.0]])
+        >>> clf = MulticlassSSVM().fit(X, ["a", "b", "c"], sample_weight=[1.0, 1.0, 2.0])
+        >>> clf.classes_
+        array(['a', 'b', 'c'], dtype='<U1')
+        """
         return MulticlassModel.fit(self, X, y, sample_weight)
+
+    def score(self, X, y, sample_weight=None):
+        """Return the mean accuracy on the given examples.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The examples.
+        y : array-like of shape (n_samples,)
+            Their true class labels.
+        sample_weight : array-like of shape (n_samples,) or None, default=None
+            Weights of the examples in the mean.
+
+        Returns
+        -------
+        float
+            The fraction of examples predicted correctly (weighted by sample_weight).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from ssvmlinear import MulticlassSSVM
+        >>> X = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, -1.0]])
+        >>> clf = MulticlassSSVM().fit(X, [0, 1, 2])
+        >>> clf.score(X, [0, 1, 1])
+        0.6666666666666666
+        """
+        return ClassifierMixin.score(self, X, y, sample_weight=sample_weight)

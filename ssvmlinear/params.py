@@ -17,11 +17,50 @@ class Params:
                       if p.name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD))
 
     def get_params(self, deep=True):
-        """The parameters (a dict), as scikit-learn's estimators give theirs."""
+        """Get the parameters of this object.
+
+        Parameters
+        ----------
+        deep : bool, default=True
+            Accepted for scikit-learn compatibility; these objects hold no nested estimators.
+
+        Returns
+        -------
+        dict
+            Parameter names (sorted, as scikit-learn gives them) mapped to their values.
+
+        Examples
+        --------
+        >>> from ssvmlinear.solvers import SDM
+        >>> SDM(shards=2).get_params()
+        {'oracle_batch': 1, 'shards': 2}
+        """
         return {name: getattr(self, name) for name in self._param_names()}
 
     def set_params(self, **params):
-        """Sets parameters by name; returns self."""
+        """Set parameters by name.
+
+        Parameters
+        ----------
+        **params : dict
+            New values of parameters, by name.
+
+        Returns
+        -------
+        object
+            This object, with the new values.
+
+        Raises
+        ------
+        ValueError
+            For a name that is not a parameter of this object.
+
+        Examples
+        --------
+        >>> from ssvmlinear.solvers import SDM
+        >>> SDM().set_params(oracle_batch=4)
+        SDM(oracle_batch=4)
+        """
         valid = self._param_names()
         for name, value in params.items():
             if name not in valid:
@@ -96,7 +135,8 @@ class Param:
     def numpydoc(self):
         """Its entry of a numpydoc Parameters section."""
         type_text = self.type_text or {
-            "int": "int", "real": "float", "bool": "bool", "seed": "int, numpy Generator or None",
+            "int": "int", "real": "float", "bool": "bool",
+            "seed": "int, numpy.random.Generator, numpy.random.RandomState",
             "verbose": "int", "callable": "callable", "options": "{" + ", ".join(repr(o) for o in self.options) + "}",
             "str": "str", "solver": "str or Solver",
         }.get(self.kind, "object")
@@ -205,7 +245,51 @@ class Param:
         return out
 
 
-def parameters_section(params):
-    """A numpydoc Parameters section from Param descriptions."""
+def parameters_section(params, order=None):
+    """Build a numpydoc Parameters section from parameter descriptions.
+
+    Parameters
+    ----------
+    params : sequence of Param
+        The descriptions, one per parameter.
+    order : sequence of str or None, default=None
+        The parameter names in the order to list them (a constructor's signature order); every
+        name must have a description and every description is listed. None: the order of
+        `params`.
+
+    Returns
+    -------
+    str
+        The section, heading included, not indented.
+
+    Raises
+    ------
+    ValueError
+        When `order` and `params` do not name the same parameters.
+
+    Examples
+    --------
+    >>> from ssvmlinear.params import Param, parameters_section
+    >>> print(parameters_section([Param("max_iter", "int", 1000, "The most passes.", low=1)]))
+    Parameters
+    ----------
+    max_iter : int >= 1, default=1000
+        The most passes.
+    """
+    if order is not None:
+        by_name = {p.name: p for p in params}
+        order = list(order)
+        if sorted(order) != sorted(by_name):
+            raise ValueError(f"the parameters {sorted(order)} and their descriptions {sorted(by_name)} differ")
+        params = [by_name[name] for name in order]
     body = "\n".join(p.numpydoc() for p in params)
     return "Parameters\n----------\n" + body
+
+
+def signature_order(cls):
+    """The names of the parameters of ``cls.__init__``, in signature order (self and ``*args`` /
+    ``**kwargs`` left out): the order in which a class docstring lists them."""
+    if cls.__init__ is object.__init__:
+        return []
+    return [p.name for p in inspect.signature(cls.__init__).parameters.values()
+            if p.name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]

@@ -63,8 +63,8 @@ COMMON_PARAMS = (
           "step too)."),
     Param("warm_start", "bool", False, "Start from the previous fit's dual solution on the same data, kept "
           "feasible for a new C."),
-    Param("callback", "callable", None, "callable(model) after every step, current_weights_ set; False "
-          "stops the fit.", none=True),
+    Param("callback", "callable", None, "Called as callback(model) after every solver step, with "
+          "model.current_weights_ set; a return value of False stops the fit.", none=True),
 )
 
 

@@ -157,8 +157,33 @@ class ChainModel(Model):
                               bool(self.start_end), bool(self.normalize_loss)), lengths
 
     def predict(self, X, lengths=None, *, sequence_ids=None):
-        """Viterbi decoding of every sequence; returns one tag per row of X (X may be a ShardedData:
-        each shard decoded where it lives)."""
+        """Predict the tag of every token by Viterbi decoding of its sequence.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_tokens, n_features) or ShardedData
+            One row per token, with the training number of columns; a ShardedData is decoded
+            shard by shard where its shards live.
+        lengths : array-like of int of shape (n_sequences,) or None, default=None
+            The number of tokens of each sequence, in order; give this or sequence_ids.
+        sequence_ids : array-like of shape (n_tokens,) or None, default=None
+            One id per row instead of lengths: a sequence is a run of equal consecutive ids.
+
+        Returns
+        -------
+        ndarray of shape (n_tokens,)
+            One tag of classes_ per token: the tag sequence of highest score of every sequence.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from ssvmlinear import ChainSSVM
+        >>> X = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 0.0], [0.0, 1.0], [0.0, 1.0]])
+        >>> y = np.array([0, 1, 0, 1, 1])
+        >>> clf = ChainSSVM(C=10.0).fit(X, y, lengths=[3, 2])
+        >>> clf.predict(X, lengths=[3, 2])
+        array([0, 1, 0, 1, 1])
+        """
         from ..distributed import ShardedData
         if isinstance(X, ShardedData):
             self._check_fitted()
@@ -188,8 +213,8 @@ class ChainModel(Model):
 
         Returns
         -------
-        scores : ndarray of shape (n_tokens, n_tags)
-            Columns in the order of ``classes_``.
+        ndarray of shape (n_tokens, n_tags)
+            The scores, columns in the order of ``classes_``.
 
         Examples
         --------
@@ -228,7 +253,40 @@ class ChainModel(Model):
         return fwd + bwd
 
     def score(self, X, y, lengths=None, sample_weight=None, *, sequence_ids=None):
-        """Token (letter) accuracy; sample_weight weighs sequences as in fit."""
+        """Return the token accuracy on the given sequences.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_tokens, n_features)
+            One row per token.
+        y : array-like of shape (n_tokens,)
+            The true tag of every token.
+        lengths : array-like of int of shape (n_sequences,) or None, default=None
+            The number of tokens of each sequence, in order; give this or sequence_ids.
+        sample_weight : array-like of shape (n_sequences,) or (n_tokens,) or None, default=None
+            Weights of the sequences, as in fit (every token weighs as its sequence).
+        sequence_ids : array-like of shape (n_tokens,) or None, default=None
+            One id per row instead of lengths: a sequence is a run of equal consecutive ids.
+
+        Returns
+        -------
+        float
+            The fraction of tokens whose tag is predicted (weighted by sample_weight).
+
+        See Also
+        --------
+        ChainSSVM.sequence_accuracy : The fraction of sequences without a mistake.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from ssvmlinear import ChainSSVM
+        >>> X = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 0.0], [0.0, 1.0], [0.0, 1.0]])
+        >>> y = np.array([0, 1, 0, 1, 1])
+        >>> clf = ChainSSVM(C=10.0).fit(X, y, lengths=[3, 2])
+        >>> clf.score(X, [0, 1, 0, 1, 0], lengths=[3, 2])
+        0.8
+        """
         st, lengths = self._structure_for(X, lengths, sequence_ids, "score")
         correct = self.classes_[decode_all(st, self._weight_vector(), self.n_jobs)] == np.asarray(y)
         weights = None if sample_weight is None else np.repeat(
@@ -236,7 +294,38 @@ class ChainModel(Model):
         return float(np.average(correct, weights=weights))
 
     def sequence_accuracy(self, X, y, lengths=None, *, sequence_ids=None):
-        """Fraction of sequences predicted without a single mistake."""
+        """Return the fraction of sequences predicted without a single mistake.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_tokens, n_features)
+            One row per token.
+        y : array-like of shape (n_tokens,)
+            The true tag of every token.
+        lengths : array-like of int of shape (n_sequences,) or None, default=None
+            The number of tokens of each sequence, in order; give this or sequence_ids.
+        sequence_ids : array-like of shape (n_tokens,) or None, default=None
+            One id per row instead of lengths: a sequence is a run of equal consecutive ids.
+
+        Returns
+        -------
+        float
+            The fraction of sequences whose every tag is predicted (1.0 for no sequence).
+
+        See Also
+        --------
+        ChainSSVM.score : The token accuracy.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from ssvmlinear import ChainSSVM
+        >>> X = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 0.0], [0.0, 1.0], [0.0, 1.0]])
+        >>> y = np.array([0, 1, 0, 1, 1])
+        >>> clf = ChainSSVM(C=10.0).fit(X, y, lengths=[3, 2])
+        >>> clf.sequence_accuracy(X, [0, 1, 0, 1, 0], lengths=[3, 2])
+        0.5
+        """
         st, lengths = self._structure_for(X, lengths, sequence_ids, "sequence_accuracy")
         wrong = self.classes_[decode_all(st, self._weight_vector(), self.n_jobs)] != np.asarray(y)
         starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])

@@ -1,5 +1,5 @@
-"""The hierarchical classification model (choi-thesis ch. 6: HSVM, NHSVM, Shared SVM on a tree or DAG
-of labels), numpy and scipy only."""
+"""The hierarchical classification model (HSVM, NHSVM, Shared SVM on a tree or DAG of labels; the
+equation numbers in comments are those of choi-thesis ch. 6), numpy and scipy only."""
 import numpy as np
 
 from .base import Model, common_params
@@ -23,14 +23,15 @@ DEFAULT_TASK_LOSS = {"hsvm": "hamming", "nhsvm": "normalized", "flat": "normaliz
 class HierarchicalModel(Model):
     """The hierarchical model's core (HierarchicalSSVM without scikit-learn): see HierarchicalSSVM."""
     params = (
-        Param("hierarchy", "any", None, "The label hierarchy: a Hierarchy, a file of 'parent child' lines or a "
-              "(parents, children) pair of node id arrays.", type_text="Hierarchy, path or (parents, children)"),
-        Param("model", "options", "nhsvm", "'nhsvm' (normalised, node weights sqrt(alpha)), 'hsvm', 'flat' or "
-              "'shared' (alpha learned; trees).", options=MODELS),
+        Param("hierarchy", "any", None, "The label hierarchy (required): a Hierarchy, the path of a file of "
+              "'parent child' lines or a (parents, children) pair of node id arrays.",
+              type_text="Hierarchy, str, path-like or (parents, children)"),
+        Param("model", "options", "nhsvm", "The model: 'nhsvm' (normalised, node weights sqrt(alpha)), 'hsvm', "
+              "'flat' or 'shared' (alpha learned; trees).", options=MODELS),
         Param("alpha", "options", "rho2", "The node weights of nhsvm: 'rho2', 'directional' or an array.",
               options=("rho2", "directional"), also=("array-like",), type_text="'rho2', 'directional' or array-like"),
-        Param("task_loss", "options", None, "None: the model's default (hamming for hsvm, normalized for nhsvm "
-              "and flat, zero-one for shared).", options=TASK_LOSSES, none=True),
+        Param("task_loss", "options", None, "The task loss Delta; None: the model's default (hamming for hsvm, "
+              "normalized for nhsvm and flat, zero-one for shared).", options=TASK_LOSSES, none=True),
         Param("T", "real", 1.5, "On a DAG, the path sums of alpha may lie in [1, T].", low=1),
     ) + common_params() + (
         Param("max_alternations", "int", 20, "Shared SVM: alternations of the weights' fit and alpha at most.",
@@ -105,7 +106,22 @@ class HierarchicalModel(Model):
         return sp.csr_matrix((np.ones(len(cols), dtype=np.int32), (rows, cols)), shape=(n, h.n_leaves))
 
     def fit(self, X, y, sample_weight=None):
-        """X: (n_samples, n_features); y: the leaf id of every row; sample_weight multiplies C."""
+        """Fit the model to examples labelled with leaves (see HierarchicalSSVM.fit).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The examples.
+        y : array-like of shape (n_samples,), list or {array-like, sparse matrix} of shape (n_samples, n_ids)
+            The leaf id of every row, or label sets.
+        sample_weight : array-like of shape (n_samples,) or None, default=None
+            Weights of the examples: they multiply C.
+
+        Returns
+        -------
+        HierarchicalModel
+            The fitted model.
+        """
         if self.hierarchy is None:
             raise ValueError("HierarchicalSSVM needs a hierarchy (a Hierarchy, a file path or (parents, children))")
         self._check_parameters()
@@ -186,10 +202,33 @@ class HierarchicalModel(Model):
         self.intercept_ = bias * W[n_features].copy() if bias > 0 else np.zeros(W.shape[1])
 
     def predict(self, X):
-        """Single-label: the leaf id of the highest-scoring label of every row (ties: the lowest
-        leaf id). Multi-label: the (n_samples, n_leaves) CSR indicator of the predicted leaf sets,
-        columns in classes_ order (the O(M) dynamic program on a tree; on a DAG the LP relaxation,
-        then the integer program for rows whose LP answer is fractional)."""
+        """Predict the leaf (or, after a fit on label sets, the set of leaves) of every row.
+
+        Single-label: the leaf of highest score (ties: the lowest leaf id). Label sets: the set of
+        leaves of highest score, by a dynamic program on a tree; on a DAG by the LP relaxation,
+        then the integer program for rows whose relaxation is fractional.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The examples, with the training number of columns.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,) or sparse matrix of shape (n_samples, n_leaves)
+            The leaf id of every row; after a fit on label sets, the CSR 0/1 indicator of the
+            predicted leaves, columns in the order of classes_.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from ssvmlinear import HierarchicalSSVM, Hierarchy
+        >>> h = Hierarchy(parents=[0, 0, 1, 1], children=[1, 2, 3, 4])
+        >>> X = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
+        >>> clf = HierarchicalSSVM(hierarchy=h, C=10.0).fit(X, [3, 4, 2])
+        >>> clf.predict([[2.0, 0.0, 0.0], [0.0, 0.0, 0.5]])
+        array([3, 2])
+        """
         import scipy.sparse as sp
         self._check_fitted()
         X = self._checks.check_csr(X, self, reset=False)
@@ -214,21 +253,100 @@ class HierarchicalModel(Model):
         return self.classes_[decode_all(st, self._w.ravel(), self.n_jobs)]
 
     def predict_labels(self, X):
-        """Multi-label: the predicted leaf sets as tuples of leaf ids."""
+        """Predict the set of leaves of every row as a tuple of leaf ids.
+
+        After a fit on label sets: the leaf ids predict's indicator holds for each row; after a
+        single-label fit: one-element tuples.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The examples, with the training number of columns.
+
+        Returns
+        -------
+        list of tuple
+            One tuple of leaf ids (increasing) per row.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from ssvmlinear import HierarchicalSSVM, Hierarchy
+        >>> h = Hierarchy(parents=[0, 0, 1, 1], children=[1, 2, 3, 4])
+        >>> X = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [0.0, 0.0]])
+        >>> clf = HierarchicalSSVM(hierarchy=h, C=10.0).fit(X, [[3], [4], [3, 4], [2]])
+        >>> clf.predict_labels(X)
+        [(3,), (4,), (3, 4), (2,)]
+        """
         P = self.predict(X)
         if not self._multilabel:
             return [(p,) for p in P.tolist()]
         return [tuple(self.classes_[P.indices[P.indptr[r]:P.indptr[r + 1]]].tolist()) for r in range(P.shape[0])]
 
     def score(self, X, y, sample_weight=None):
-        """Single-label: accuracy. Multi-label: example-based accuracy |y & y'| / |y | y'| (LSHTC's)."""
+        """Return the accuracy on the given examples.
+
+        Single-label: the fraction of rows whose leaf is predicted. After a fit on label sets: the
+        example-based accuracy, the mean of |y & y'| / |y | y'| (LSHTC's measure).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The examples.
+        y : array-like of shape (n_samples,), list or {array-like, sparse matrix} of shape (n_samples, n_ids)
+            Their true leaf ids (or label sets), as fit takes them.
+        sample_weight : array-like of shape (n_samples,) or None, default=None
+            Weights of the examples in the mean.
+
+        Returns
+        -------
+        float
+            The accuracy, between 0 and 1.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from ssvmlinear import HierarchicalSSVM, Hierarchy
+        >>> h = Hierarchy(parents=[0, 0, 1, 1], children=[1, 2, 3, 4])
+        >>> X = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
+        >>> clf = HierarchicalSSVM(hierarchy=h, C=10.0).fit(X, [3, 4, 2])
+        >>> clf.score(X, [3, 4, 4])
+        0.6666666666666666
+        """
         if not getattr(self, "_multilabel", False):
             return float(np.average(self.predict(X) == np.asarray(y), weights=sample_weight))
         from ..metrics import example_accuracy
         return example_accuracy(self._leaf_sets(self.hierarchy_, y), self.predict(X), sample_weight=sample_weight)
 
     def decision_function(self, X):
-        """Scores f(l) of every leaf, shape (n_samples, n_leaves) (columns in classes_ order)."""
+        """Compute the score f(l) of every leaf label for every row.
+
+        The score of leaf l is the sum over the nodes n of A(l) (the leaf and its ancestors) of
+        c_n (W_n . x + b_n); single-label predict picks the leaf of highest score.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The examples, with the training number of columns.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_leaves)
+            The scores, columns in the order of classes_.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from ssvmlinear import HierarchicalSSVM, Hierarchy
+        >>> h = Hierarchy(parents=[0, 0, 1, 1], children=[1, 2, 3, 4])
+        >>> X = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
+        >>> clf = HierarchicalSSVM(hierarchy=h, C=10.0).fit(X, [3, 4, 2])
+        >>> scores = clf.decision_function(X)
+        >>> scores.shape
+        (3, 3)
+        >>> clf.classes_[scores.argmax(axis=1)]
+        array([3, 4, 2])
+        """
         from ..hierarchy import _leaf_incidence
         self._check_fitted()
         X = self._checks.check_csr(X, self, reset=False)
@@ -236,8 +354,39 @@ class HierarchicalModel(Model):
         return np.asarray(_leaf_incidence(self.hierarchy_) @ S.T).T
 
     def tree_induced_error(self, y_true, y_pred):
-        """Mean over examples of |A(y) sym-diff A(y')|: on a tree, the number of edges on the path
-        between the true and the predicted leaf (Dekel et al.'s tree-induced error); leaf ids."""
+        """Return the mean tree-induced error of predicted leaves.
+
+        The mean over examples of the number of nodes in exactly one of A(y) and A(y'), the
+        ancestor sets of the true and the predicted leaf: on a tree, the number of edges on the
+        path between the two leaves (Dekel et al.'s tree-induced error).
+
+        Parameters
+        ----------
+        y_true : array-like of shape (n_samples,)
+            The true leaf ids.
+        y_pred : array-like of shape (n_samples,)
+            The predicted leaf ids.
+
+        Returns
+        -------
+        float
+            The mean error (0 for no example).
+
+        Raises
+        ------
+        ValueError
+            For an id that is not a leaf of the fitted hierarchy.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from ssvmlinear import HierarchicalSSVM, Hierarchy
+        >>> h = Hierarchy(parents=[0, 0, 1, 1], children=[1, 2, 3, 4])
+        >>> X = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
+        >>> clf = HierarchicalSSVM(hierarchy=h, C=10.0).fit(X, [3, 4, 2])
+        >>> clf.tree_induced_error([3, 4, 2], [3, 2, 4])   # paths 4-1-0-2 and 2-0-1-4
+        2.0
+        """
         h = self.hierarchy_
         t, p = h.leaf_index(y_true, "y_true"), h.leaf_index(y_pred, "y_pred")
         st = hierarchy_structure(CSRDataset(_empty_rows(len(t)), -1.0), t, h, np.ones(h.n_nodes), "hamming")

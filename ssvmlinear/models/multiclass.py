@@ -65,10 +65,23 @@ class MulticlassModel(Model):
         self.callback = callback
 
     def fit(self, X, y=None, sample_weight=None):
-        """X: (n_samples, n_features), sparse or dense; y: one label per row (a column vector warns);
-        sample_weight: one weight per row (multiplies C; not all zero). X may also be the
-        ShardedData of ssvmlinear.distributed.load_svmlight_shards (labels included): training
-        then runs where its shards live (solver sdm, sdcd or cutting-plane)."""
+        """Fit the model to labelled examples (see MulticlassSSVM.fit).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features) or ShardedData
+            The examples, or the ShardedData of ssvmlinear.distributed.load_svmlight_shards
+            (labels included; solver 'sdm', 'sdcd' or 'cutting-plane').
+        y : array-like of shape (n_samples,)
+            One class label per row; None only with ShardedData.
+        sample_weight : array-like of shape (n_samples,) or None, default=None
+            Weights of the examples: they multiply C; not all zero.
+
+        Returns
+        -------
+        MulticlassModel
+            The fitted model.
+        """
         self._check_parameters()
         from ..distributed import ShardedData
         if isinstance(X, ShardedData):
@@ -124,12 +137,62 @@ class MulticlassModel(Model):
         return np.asarray(X @ W.T) + self.intercept_
 
     def decision_function(self, X):
-        """Scores w_k . x + b_k, shape (n_samples, n_classes); for two classes, as every
-        scikit-learn classifier, shape (n_samples,): s_1 - s_0, positive for classes_[1]."""
+        """Compute the score of every class for every row.
+
+        The score of class k is w_k . x + b_k; predict picks the class of highest score. For two
+        classes the result has one column fewer, as every scikit-learn classifier's: s_1 - s_0,
+        positive for classes_[1].
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The examples, with the training number of columns.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes) or (n_samples,)
+            The scores, columns in the order of classes_; shape (n_samples,) for two classes.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from ssvmlinear import MulticlassSSVM
+        >>> X = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, -1.0]])
+        >>> clf = MulticlassSSVM(C=10.0).fit(X, [0, 1, 2])
+        >>> scores = clf.decision_function(X)
+        >>> scores.shape
+        (3, 3)
+        >>> scores.argmax(axis=1)
+        array([0, 1, 2])
+        >>> MulticlassSSVM().fit(X, [0, 1, 1]).decision_function(X).shape
+        (3,)
+        """
         S = self._scores(X)
         return S[:, 1] - S[:, 0] if S.shape[1] == 2 else S
 
     def predict(self, X):
+        """Predict the class of every row: the class of highest score.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features) or ShardedData
+            The examples, with the training number of columns; a ShardedData is predicted shard
+            by shard where its shards live.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            One label of classes_ per row (ties: the first of classes_).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from ssvmlinear import MulticlassSSVM
+        >>> X = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, -1.0]])
+        >>> clf = MulticlassSSVM(C=10.0).fit(X, ["cat", "dog", "eel"])
+        >>> clf.predict([[2.0, 0.5], [-0.5, -2.0]])
+        array(['cat', 'eel'], dtype='<U3')
+        """
         from ..distributed import ShardedData
         if isinstance(X, ShardedData):       # each shard's labels computed where it lives
             self._check_fitted()

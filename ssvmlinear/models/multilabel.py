@@ -53,11 +53,23 @@ class MultiLabelModel(Model):
         self.edges = edges
 
     def fit(self, X, y=None, sample_weight=None):
-        """y: indicator matrix (n_samples, K), a list of label collections, or a 1-D binary y;
-        sample_weight: one weight per example (multiplies C; not all zero). X may also be the
-        ShardedData of ssvmlinear.distributed.load_svmlight_shards(..., kind="multilabel") (labels
-        included): training then runs where its shards live, over the label values that occur in
-        the file (classes_), as ssvm-train trains."""
+        """Fit the model to examples and their label sets (see MultiLabelSSVM.fit).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features) or ShardedData
+            The examples, or the ShardedData of load_svmlight_shards(..., kind="multilabel").
+        y : {array-like, sparse matrix} of shape (n_samples, n_labels), list or array-like of shape (n_samples,)
+            A 0/1 indicator matrix, a list of label collections, or a 1-D binary y; None only
+            with ShardedData.
+        sample_weight : array-like of shape (n_samples,) or None, default=None
+            Weights of the examples: they multiply C; not all zero.
+
+        Returns
+        -------
+        MultiLabelModel
+            The fitted model.
+        """
         self._check_parameters()
         from ..distributed import ShardedData
         if isinstance(X, ShardedData):
@@ -159,16 +171,78 @@ class MultiLabelModel(Model):
         return isinstance(output, str) and output == "binary"
 
     def decision_function(self, X):
-        """Scores w_k . x + b_k of every label, shape (n_samples, n_labels); label k is predicted
-        where its score is > 0 (with edges: the unary part of the score; predict maximises it
-        with the pairwise tables). After a fit on a 1-D binary y: shape (n_samples,)."""
+        """Compute the score of every label for every row.
+
+        The score of label k is w_k . x + b_k. With independent labels, label k is predicted
+        where its score is > 0; with edges this is the unary part of the score, which predict
+        maximises together with the pairwise tables.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The examples, with the training number of columns.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_labels) or (n_samples,)
+            The scores, columns in the order of classes_; shape (n_samples,) after a fit on a
+            1-D binary y.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from ssvmlinear import MultiLabelSSVM
+        >>> X = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [0.0, 0.0]])
+        >>> Y = np.array([[1, 0], [0, 1], [1, 1], [0, 0]])
+        >>> clf = MultiLabelSSVM(C=10.0).fit(X, Y)
+        >>> scores = clf.decision_function(X)
+        >>> scores.shape
+        (4, 2)
+        >>> (scores > 0).astype(int)
+        array([[1, 0],
+               [0, 1],
+               [1, 1],
+               [0, 0]])
+        """
         S = MulticlassModel._scores(self, X)
         return S[:, 0] if self._binary else S
 
     def predict(self, X):
-        """Predicted indicator matrix (n_samples, n_labels), columns in the order of classes_:
-        CSR int32 when fit got a sparse matrix or label lists, else a dense array of Y's dtype. After a
-        fit on a 1-D binary y: the predicted classes."""
+        """Predict the label set of every row.
+
+        The label set of highest score: with independent labels, the labels whose score is > 0;
+        with edges, the exact maximiser on a forest of pairs (max-product), else the LP
+        relaxation, then the integer program for rows whose relaxation is fractional.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features) or ShardedData
+            The examples, with the training number of columns; a ShardedData is predicted shard
+            by shard where its shards live.
+
+        Returns
+        -------
+        ndarray or sparse matrix of shape (n_samples, n_labels), or ndarray of shape (n_samples,)
+            The 0/1 indicator matrix of the predicted labels, columns in the order of classes_:
+            CSR int32 when fit got a sparse matrix or label collections, else a dense array of
+            Y's dtype. After a fit on a 1-D binary y: the predicted classes.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import scipy.sparse as sp
+        >>> from ssvmlinear import MultiLabelSSVM
+        >>> X = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [0.0, 0.0]])
+        >>> Y = sp.csr_matrix([[1, 0], [0, 1], [1, 1], [0, 0]])
+        >>> P = MultiLabelSSVM(C=10.0).fit(X, Y).predict(X)
+        >>> P.format, P.shape
+        ('csr', (4, 2))
+        >>> P.toarray()
+        array([[1, 0],
+               [0, 1],
+               [1, 1],
+               [0, 0]], dtype=int32)
+        """
         self._check_fitted()
         from ..distributed import ShardedData
         if isinstance(X, ShardedData):       # each shard's labels computed where it lives
@@ -217,17 +291,74 @@ class MultiLabelModel(Model):
         return P
 
     def predict_labels(self, X):
-        """Predicted label sets as a list of tuples of classes_ (MultiLabelBinarizer's
-        inverse_transform)."""
+        """Predict the label set of every row as a tuple of labels.
+
+        The same prediction as predict, in the form of scikit-learn's
+        MultiLabelBinarizer.inverse_transform: the labels of classes_ predicted for each row.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The examples, with the training number of columns.
+
+        Returns
+        -------
+        list of tuple
+            One tuple of labels (in the order of classes_) per row.
+
+        Raises
+        ------
+        ValueError
+            After a fit on a 1-D binary y (use predict).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from ssvmlinear import MultiLabelSSVM
+        >>> X = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [0.0, 0.0]])
+        >>> clf = MultiLabelSSVM(C=10.0).fit(X, [{"red"}, {"round"}, {"red", "round"}, set()])
+        >>> clf.predict_labels([[1.0, 1.0], [0.0, 0.0]])
+        [('red', 'round'), ()]
+        """
         if self._binary:
             raise ValueError("predict_labels needs a multi-label fit; this model was fitted on a 1-D binary y")
         P = sp.csr_matrix(self.predict(X))
         return [tuple(self.classes_[P.indices[P.indptr[r]:P.indptr[r + 1]]].tolist()) for r in range(P.shape[0])]
 
     def score(self, X, y, sample_weight=None):
-        """Example-based accuracy ("Acc"): mean over examples of |y ∩ ŷ| / |y ∪ ŷ| (1 when both
-        are empty). Y as in fit; labels unknown to the model count as missed. After a fit on a
-        1-D binary y: the mean accuracy."""
+        """Return the example-based accuracy on the given examples.
+
+        The multi-label papers' "Acc": the mean over examples of |y ∩ ŷ| / |y ∪ ŷ| (1 when both
+        sets are empty). After a fit on a 1-D binary y: the mean accuracy.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The examples.
+        y : {array-like, sparse matrix} of shape (n_samples, n_labels), list or array-like of shape (n_samples,)
+            Their true labels, in a form fit takes; labels unknown to the model count as missed.
+        sample_weight : array-like of shape (n_samples,) or None, default=None
+            Weights of the examples in the mean.
+
+        Returns
+        -------
+        float
+            The accuracy, between 0 and 1.
+
+        See Also
+        --------
+        ssvmlinear.metrics.example_accuracy : The same measure on two indicator matrices.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from ssvmlinear import MultiLabelSSVM
+        >>> X = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [0.0, 0.0]])
+        >>> Y = np.array([[1, 0], [0, 1], [1, 1], [0, 0]])
+        >>> clf = MultiLabelSSVM(C=10.0).fit(X, Y)
+        >>> clf.score(X, [[1, 0], [0, 1], [1, 0], [0, 0]])
+        0.875
+        """
         self._check_fitted()
         if self._binary:
             return float(np.average(self.predict(X) == np.asarray(y), weights=sample_weight))

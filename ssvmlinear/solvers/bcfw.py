@@ -12,11 +12,31 @@ class BCFW(Solver):
     measured at its step) is at most tol times the dual objective (relative, at any n and C).
     No parameters of its own.
 
+    Attributes
+    ----------
+    name : str
+        The estimators' name of this solver: ``solver="bcfw"`` selects it with its default
+        parameters.
+    default_tol : float
+        The tolerance of its stopping rule when the estimator's tol is None (1e-3).
+
+    See Also
+    --------
+    GDMM : Block Frank-Wolfe on the factors of chains and coupled labels.
+    SDM : The default solver of margin rescaling.
+
     Examples
     --------
-    >>> from ssvmlinear import MultiLabelSSVM
+    >>> import numpy as np
+    >>> from ssvmlinear import MulticlassSSVM
     >>> from ssvmlinear.solvers import BCFW
-    >>> model = MultiLabelSSVM(solver=BCFW())
+    >>> X = np.array([[1.0, 0.0], [0.9, 0.1], [0.0, 1.0], [0.1, 0.9], [-1.0, -1.0], [-0.9, -1.1]])
+    >>> y = np.array([0, 0, 1, 1, 2, 2])
+    >>> clf = MulticlassSSVM(C=10.0, solver=BCFW()).fit(X, y)
+    >>> clf.predict(X)
+    array([0, 0, 1, 1, 2, 2])
+    >>> BCFW().get_params()
+    {}
     """
     name = "bcfw"
     title = "BCFW"

@@ -65,11 +65,33 @@ class CuttingPlane(Solver):
 
     {parameters}
 
+    Attributes
+    ----------
+    name : str
+        The estimators' name of this solver: ``solver="cutting-plane"`` selects it with its
+        default parameters.
+    default_tol : float
+        The tolerance of its stopping rule when the estimator's tol is None (0.1).
+
+    See Also
+    --------
+    SDM : The default solver of margin rescaling.
+    Pegasos : Stochastic subgradient descent, any surrogate.
+    ssvmlinear.search : The surrogates' searches.
+
     Examples
     --------
+    >>> import numpy as np
     >>> from ssvmlinear import MulticlassSSVM
     >>> from ssvmlinear.solvers import CuttingPlane
-    >>> model = MulticlassSSVM(solver=CuttingPlane(), tol=0.01)
+    >>> X = np.array([[1.0, 0.0], [0.9, 0.1], [0.0, 1.0], [0.1, 0.9], [-1.0, -1.0], [-0.9, -1.1]])
+    >>> y = np.array([0, 0, 1, 1, 2, 2])
+    >>> clf = MulticlassSSVM(C=10.0, solver=CuttingPlane(cache_size=5)).fit(X, y)
+    >>> clf.predict(X)
+    array([0, 0, 1, 1, 2, 2])
+    >>> slack = MulticlassSSVM(C=10.0, loss="slack", solver=CuttingPlane(search="exact")).fit(X, y)
+    >>> slack.predict(X)
+    array([0, 0, 1, 1, 2, 2])
     """
     name = "cutting-plane"
     title = "the cutting plane"

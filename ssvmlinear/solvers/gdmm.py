@@ -28,7 +28,7 @@ def auto_subsets(K):
 
 
 class GDMM(Solver):
-    """GDMM on the factor duals of a structure.
+    """Greedy direction method of multipliers (GDMM) on the factor duals of a structure.
 
     On a structure of one factor per example (multiclass, independent multi-label, hierarchies)
     the factors are not linked: GDMM is block Frank-Wolfe with away steps whose factorwise
@@ -45,11 +45,32 @@ class GDMM(Solver):
 
     {parameters}
 
+    Attributes
+    ----------
+    name : str
+        The estimators' name of this solver: ``solver="gdmm"`` selects it with its default
+        parameters.
+    default_tol : float
+        The tolerance of its stopping rule when the estimator's tol is None (0.01).
+
+    See Also
+    --------
+    BCFW : Block-coordinate Frank-Wolfe on whole examples.
+    SDM : The default solver of margin rescaling.
+
     Examples
     --------
+    >>> import numpy as np
     >>> from ssvmlinear import ChainSSVM
     >>> from ssvmlinear.solvers import GDMM
-    >>> model = ChainSSVM(solver=GDMM(fmo_subsets=8))
+    >>> X = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 0.0], [0.0, 1.0], [0.0, 1.0], [1.0, 0.0], [0.0, 1.0]])
+    >>> y = np.array([0, 1, 0, 1, 1, 0, 1])
+    >>> lengths = np.array([4, 3])          # two sequences, of 4 and 3 tokens
+    >>> clf = ChainSSVM(C=10.0, solver=GDMM(fmo_subsets=2)).fit(X, y, lengths)
+    >>> clf.predict(X, lengths)
+    array([0, 1, 0, 1, 1, 0, 1])
+    >>> clf.consistency_violation_curve_.shape == clf.objective_curve_.shape
+    True
     """
     name = "gdmm"
     title = "GDMM"

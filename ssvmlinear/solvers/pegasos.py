@@ -24,11 +24,29 @@ class Pegasos(Solver):
 
     {parameters}
 
+    Attributes
+    ----------
+    name : str
+        The estimators' name of this solver: ``solver="pegasos"`` selects it with its default
+        parameters.
+    default_tol : float
+        The tolerance of its stopping rule when the estimator's tol is None (1e-3).
+
+    See Also
+    --------
+    CuttingPlane : The one-slack cutting plane, for surrogates convex in the margin.
+    ssvmlinear.search : The surrogates' searches.
+
     Examples
     --------
-    >>> from ssvmlinear import MultiLabelSSVM
+    >>> import numpy as np
+    >>> from ssvmlinear import MulticlassSSVM
     >>> from ssvmlinear.solvers import Pegasos
-    >>> model = MultiLabelSSVM(loss="slack", solver=Pegasos(search="exact", batch_size=8))
+    >>> X = np.array([[1.0, 0.0], [0.9, 0.1], [0.0, 1.0], [0.1, 0.9], [-1.0, -1.0], [-0.9, -1.1]])
+    >>> y = np.array([0, 0, 1, 1, 2, 2])
+    >>> clf = MulticlassSSVM(C=10.0, loss="slack", solver=Pegasos(search="exact", batch_size=2))
+    >>> clf.fit(X, y).predict(X)
+    array([0, 0, 1, 1, 2, 2])
     """
     name = "pegasos"
     title = "Pegasos"

@@ -16,11 +16,31 @@ class SDCD(Solver):
 
     {parameters}
 
+    Attributes
+    ----------
+    name : str
+        The estimators' name of this solver: ``solver="sdcd"`` selects it with its default
+        parameters.
+    default_tol : float
+        The tolerance of its stopping rule when the estimator's tol is None (1e-4).
+
+    See Also
+    --------
+    SDM : The sequential dual method for margin rescaling.
+    CuttingPlane : Also trains the LSE problem (loss="lse").
+
     Examples
     --------
-    >>> from ssvmlinear import ChainSSVM
+    >>> import numpy as np
+    >>> from ssvmlinear import MulticlassSSVM
     >>> from ssvmlinear.solvers import SDCD
-    >>> model = ChainSSVM(loss="lse", solver=SDCD(exact_violators=True))
+    >>> X = np.array([[1.0, 0.0], [0.9, 0.1], [0.0, 1.0], [0.1, 0.9], [-1.0, -1.0], [-0.9, -1.1]])
+    >>> y = np.array([0, 0, 1, 1, 2, 2])
+    >>> clf = MulticlassSSVM(C=10.0, loss="lse", solver=SDCD(kappa1=5)).fit(X, y)
+    >>> clf.predict(X)
+    array([0, 0, 1, 1, 2, 2])
+    >>> clf.solver
+    SDCD(kappa1=5)
     """
     name = "sdcd"
     title = "LSE-SDCD"

@@ -58,11 +58,41 @@ class SDM(Solver):
 
     {parameters}
 
+    Attributes
+    ----------
+    name : str
+        The estimators' name of this solver: ``solver="sdm"`` selects it with its default
+        parameters.
+    default_tol : float
+        The tolerance of its stopping rule when the estimator's tol is None (0.1).
+
+    See Also
+    --------
+    SDCD : The dual coordinate method for the LSE problem.
+    CuttingPlane : The one-slack cutting plane (margin rescaling, LSE and surrogates).
+    BCFW : Block-coordinate Frank-Wolfe on the same dual.
+
     Examples
     --------
-    >>> from ssvmlinear import ChainSSVM
+    >>> import numpy as np
+    >>> from ssvmlinear import MulticlassSSVM
     >>> from ssvmlinear.solvers import SDM
-    >>> model = ChainSSVM(solver=SDM(shards=2), n_jobs=2)
+    >>> X = np.array([[1.0, 0.0], [0.9, 0.1], [0.0, 1.0], [0.1, 0.9], [-1.0, -1.0], [-0.9, -1.1]])
+    >>> y = np.array([0, 0, 1, 1, 2, 2])
+    >>> clf = MulticlassSSVM(C=10.0, solver=SDM(oracle_batch=2), n_jobs=2).fit(X, y)
+    >>> clf.predict(X)
+    array([0, 0, 1, 1, 2, 2])
+    >>> clf.get_params()["solver__oracle_batch"]   # a grid search reaches it so
+    2
+
+    Shards visited concurrently, on sequences:
+
+    >>> from ssvmlinear import ChainSSVM
+    >>> X = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 0.0], [0.0, 1.0], [0.0, 1.0], [1.0, 0.0], [0.0, 1.0]])
+    >>> y = np.array([0, 1, 0, 1, 1, 0, 1])
+    >>> lengths = np.array([4, 3])          # two sequences, of 4 and 3 tokens
+    >>> ChainSSVM(C=10.0, solver=SDM(shards=2), n_jobs=2).fit(X, y, lengths).predict(X, lengths)
+    array([0, 1, 0, 1, 1, 0, 1])
     """
     name = "sdm"
     title = "SDM"

@@ -6,13 +6,41 @@ from ..params import Params, parameters_section
 
 
 class Solver(Params, abc.ABC):
-    """A training method and its own parameters.
+    """Base class of the solvers: a training method and its own parameters.
 
-    Subclasses set `name` (the registry's), `title` (warnings), `params` (their parameters'
-    descriptions, params.Param: the checks and the "{parameters}" of their docstring come from
-    them) and implement start(problem) -> loop.Run. Estimators take a Solver as `solver=`; its
-    parameters are reached as `solver__<name>` by get_params/set_params (GridSearchCV) and copied
-    by clone.
+    A solver object holds its parameters as scikit-learn's estimators do (get_params,
+    set_params, clone), so that an estimator takes it as ``solver=`` and a grid search reaches
+    its parameters as ``solver__<name>``. Subclasses set `name`, `title`, `default_tol` and
+    `params` (the parameters' descriptions, ssvmlinear.params.Param: their checks and the
+    "{parameters}" of their docstring come from them) and implement start_local(problem),
+    which returns a run of the solver (ssvmlinear.solvers.loop.Run).
+
+    Attributes
+    ----------
+    name : str
+        The estimators' name of the solver (``solver="sdm"``).
+    title : str
+        The solver's name in warnings and messages.
+    default_tol : float
+        The tolerance of its stopping rule when the estimator's tol is None.
+    params : tuple of Param
+        The descriptions of its parameters.
+    distributed : str or None
+        How it runs on a Dask cluster: "cocoa" (inside CoCoA+), "one-slack" (its run's own) or
+        None (it does not).
+
+    See Also
+    --------
+    SDM, SDCD, CuttingPlane, BCFW, GDMM, Pegasos : The solvers.
+
+    Examples
+    --------
+    >>> from ssvmlinear.solvers import SDM, Solver
+    >>> solver = SDM(oracle_batch=4)
+    >>> isinstance(solver, Solver), solver.name, solver.default_tol
+    (True, 'sdm', 0.1)
+    >>> solver.get_params()
+    {'oracle_batch': 4, 'shards': 1}
     """
     name = None
     title = None
