@@ -225,7 +225,7 @@ def _check_zero_based(zero_based):
 
 
 def load_svmlight_file(f, n_features=None, zero_based="auto", kind="auto", dtype=np.float64,
-                       n_labels=None, qid="ignore"):
+                       n_labels=None, qid="ignore", label_format="csr"):
     r"""Load an svmlight/libsvm file with a multiclass, multi-label or sequence label.
 
     The three label kinds share the line format ``label f:v f:v ...`` (1-based feature indices
@@ -255,6 +255,9 @@ def load_svmlight_file(f, n_features=None, zero_based="auto", kind="auto", dtype
     qid : {'ignore', 'error'}, default='ignore'
         With a forced 'multiclass' or 'multilabel' kind: ignore qid tokens, or refuse a file
         that has them (a sequence file given to a model that is not a chain).
+    label_format : {'csr', 'dense'}, default='csr'
+        Multi-label only: Y as a CSR matrix, or as a dense int8 array (what scikit-learn's
+        cross_val_score and GridSearchCV take as y; n_samples x n_labels bytes).
 
     Returns
     -------
@@ -304,6 +307,10 @@ def load_svmlight_file(f, n_features=None, zero_based="auto", kind="auto", dtype
     array([[1, 0, 1],
            [0, 1, 0],
            [0, 0, 0]], dtype=int8)
+    >>> X, Y = load_svmlight_file(io.BytesIO(b"0,2 1:0.5\n1 2:1\n"), label_format="dense")
+    >>> Y
+    array([[1, 0, 1],
+           [0, 1, 0]], dtype=int8)
 
     A sequence file (two sequences, of 2 and 1 tokens):
 
@@ -311,6 +318,19 @@ def load_svmlight_file(f, n_features=None, zero_based="auto", kind="auto", dtype
     >>> lengths
     array([2, 1])
     """
+    if label_format not in ("csr", "dense"):
+        raise ValueError(f"label_format must be 'csr' or 'dense', got {label_format!r}")
+    out = _load_svmlight(f, n_features, zero_based, kind, dtype, n_labels, qid)
+    if label_format == "dense" and len(out) == 2 and sp.issparse(out[1]):
+        from .utils import check_memory
+        Y = out[1]
+        check_memory(Y.shape[0] * Y.shape[1], f"{_source_name(f)}: a dense label matrix of {Y.shape[0]} x "
+                                             f"{Y.shape[1]} (label_format='dense')")
+        return out[0], Y.toarray()
+    return out
+
+
+def _load_svmlight(f, n_features, zero_based, kind, dtype, n_labels, qid):
     if kind not in _KINDS:
         raise ValueError(f"kind must be one of {sorted(_KINDS)}, got {kind!r}")
     zero_based = _check_zero_based(zero_based)

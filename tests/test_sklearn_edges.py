@@ -51,3 +51,28 @@ def test_chain_decision_function_in_a_pipeline(words):
         pipe = make_pipeline(MaxAbsScaler(), est).fit(X, y, sequence_ids=ids)
         S = pipe.decision_function(X, sequence_ids=ids)
         assert np.array_equal(pipe.classes_[S.argmax(axis=1)], pipe.predict(X, sequence_ids=ids))
+
+
+def test_multilabel_cross_validation_on_a_loaded_file():
+    """scikit-learn's model selection refuses a sparse y: label_format="dense" gives the array it takes."""
+    from ssvmlinear import MultiLabelSSVM
+    path = DATA / "scene_test.svm.gz"
+    X, Y = load_svmlight_file(path, kind="multilabel")
+    X2, D = load_svmlight_file(path, kind="multilabel", label_format="dense")
+    assert isinstance(D, np.ndarray) and D.dtype == np.int8
+    np.testing.assert_array_equal(D, Y.toarray())
+    from sklearn.model_selection import KFold
+    scores = cross_val_score(MultiLabelSSVM(C=0.1), X2, D, cv=KFold(2, shuffle=True, random_state=0),
+                             scoring="f1_micro")
+    assert scores.shape == (2,) and np.all((scores > 0.2) & (scores <= 1.0))
+
+
+def test_dense_labels_are_refused_beyond_memory(monkeypatch, tmp_path):
+    import ssvmlinear.utils as utils
+    path = tmp_path / "wide.svm"
+    path.write_text("0,2000000000 1:1\n1 2:1\n")
+    monkeypatch.setattr(utils, "available_memory", lambda: 10 ** 9)
+    with pytest.raises(ValueError, match=r"wide.svm: a dense label matrix of 2 x 2000000001"):
+        load_svmlight_file(path, kind="multilabel", label_format="dense")
+    with pytest.raises(ValueError, match="label_format must be 'csr' or 'dense'"):
+        load_svmlight_file(path, label_format="lists")
