@@ -20,7 +20,6 @@ import time
 import warnings
 from pathlib import Path
 
-import numpy as np
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 SOLVERS = {"sdm": ("sdm", "margin"), "sdcd": ("sdcd", "lse"), "cp": ("cutting-plane", "margin"),

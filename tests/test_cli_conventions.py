@@ -68,7 +68,6 @@ def test_cross_validation_of_a_hierarchy_prints_what_predict_prints(capsys):
 
 def test_a_fit_that_does_not_converge_warns_once():
     import warnings
-    import numpy as np
     from ssvmlinear import ConvergenceWarning, MulticlassSSVM
     from conftest import random_multiclass
     X, y = random_multiclass(n=200, d=20, K=5, density=0.3, seed=2)
