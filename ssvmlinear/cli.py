@@ -269,6 +269,8 @@ def _train(argv):
                 est.set_params(verbose=0)
                 pred, fitted = cross_val_predict(est, X, y, opts["v"], seed=opts.get("r", 1),
                                                  n_jobs=opts.get("n", 1), lengths=lengths, return_estimators=True)
+                if label_sets and values_as_columns:     # (y's columns are label values, pred's the model's)
+                    y, pred = on_model_columns(y, pred, fitted[0].classes_)
                 lines = (multilabel_report(y, pred) if label_sets else
                          [f"Accuracy = {100 * float(np.mean(pred == y)):g}%"] + sequence_report(y == pred, lengths))
                 for line in lines + fitted[0]._report_lines(y, pred):
@@ -408,18 +410,22 @@ def _predict_multilabel(model, test_file, model_file, output_file, quiet):
     write_atomic(output_file, "".join(",".join(names[j] for j in P.indices[P.indptr[r]:P.indptr[r + 1]]) + "\n"
                                       for r in range(P.shape[0])))
     if not quiet:
-        # column j of Y is the label value j: map it to the model's column of that label
-        index = {c: k for k, c in enumerate(names)}
-        occurring, at = np.unique(Y.indices, return_inverse=True)   # never a loop over all label values
-        cols = np.array([index.setdefault(format_label(j), len(index)) for j in occurring.tolist()], dtype=np.int64)
-        K = len(index)
-        Yt = sp.csr_matrix((np.ones(Y.nnz, dtype=np.int32), cols[at], Y.indptr), shape=(Y.shape[0], K))
-        Pt = sp.csr_matrix((P.data, P.indices, P.indptr), shape=(P.shape[0], K))
-        for line in multilabel_report(Yt, Pt):
-            _say(line)
-        for line in model._report_lines(Yt, Pt):
+        Yt, Pt = on_model_columns(Y, P, model.classes_)
+        for line in multilabel_report(Yt, Pt) + model._report_lines(Yt, Pt):
             _say(line)
     return 0
+
+
+def on_model_columns(Y, P, classes):
+    """Y (column j: the label value j, as read from a file) and P (the model's columns) on the
+    model's columns plus one for every label of Y the model does not know (always missed)."""
+    index = {format_label(c): k for k, c in enumerate(classes)}
+    occurring, at = np.unique(Y.indices, return_inverse=True)   # never a loop over all label values
+    cols = np.array([index.setdefault(format_label(j), len(index)) for j in occurring.tolist()], dtype=np.int64)
+    K = len(index)
+    P = sp.csr_matrix(P)
+    return (sp.csr_matrix((np.ones(Y.nnz, dtype=np.int32), cols[at].reshape(-1), Y.indptr), shape=(Y.shape[0], K)),
+            sp.csr_matrix((P.data, P.indices, P.indptr), shape=(P.shape[0], K)))
 
 
 if __name__ == "__main__":

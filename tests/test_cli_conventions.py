@@ -77,3 +77,20 @@ def test_a_fit_that_does_not_converge_warns_once():
     convergence = [w for w in caught if issubclass(w.category, ConvergenceWarning)]
     assert len(convergence) == 1 and "max_iter=1" in str(convergence[0].message)
     assert "relative duality gap" in str(convergence[0].message)
+
+
+def test_cross_validation_of_a_multilabel_hierarchy_prints_what_predict_prints(tmp_path, capsys):
+    """Label-set files on a hierarchy: the folds' measures on the model's columns, as ssvm-predict's."""
+    import numpy as np
+    from conftest import DATA
+    rng = np.random.default_rng(0)
+    path = tmp_path / "sets.svm"
+    path.write_text("".join(",".join(map(str, sorted(set(rng.choice([101, 102, 103, 104, 105, 106], 2).tolist()))))
+                            + "".join(f" {j}:{rng.normal():.3f}" for j in range(1, 6)) + "\n" for _ in range(60)))
+    hier = DATA / "hier_demo.hier"
+    assert train_main(["-v", "2", "-q", "-m", "20", "-H", str(hier), str(path)]) == 0
+    cv = [line.split(" = ")[0] for line in capsys.readouterr().out.splitlines()]
+    assert train_main(["-q", "-m", "20", "-H", str(hier), str(path), str(tmp_path / "m")]) == 0
+    assert predict_main([str(path), str(tmp_path / "m"), str(tmp_path / "p")]) == 0
+    predicted = [line.split(" = ")[0] for line in capsys.readouterr().out.splitlines()]
+    assert cv == ["Cross Validation " + name for name in predicted] and "Tree-induced error" in predicted
