@@ -52,9 +52,9 @@ class SDM(Solver):
 
     A step is a type-I pass: the loss-augmented oracle on every example, each followed by SMO
     steps on its working set; type-II passes (working sets only) follow while they pay. The rule
-    (LIBLINEAR -s 4's): a type-I pass whose largest KKT violation is <= tol. With the default rule
-    at large C (C R^2 above catalyst.CATALYST_SCALE), SDM runs inside Catalyst; on a Dask cluster
-    inside CoCoA+.
+    (LIBLINEAR -s 4's): a type-I pass whose largest KKT violation is <= tol. At large C (C R^2
+    above catalyst.CATALYST_SCALE), SDM runs inside Catalyst, which measures this rule with a
+    pass of the original problem when tol is given; on a Dask cluster inside CoCoA+.
 
     {parameters}
 
@@ -114,7 +114,7 @@ class SDM(Solver):
     def start_local(self, problem):
         from .catalyst import CatalystRun, catalyst_kappa
         run = SDMRun(self, problem)
-        kappa = catalyst_kappa(problem.structure, problem.Cs) if problem.gap_tol is not None else 0.0
+        kappa = catalyst_kappa(problem.structure, problem.Cs)
         return CatalystRun(run, kappa, problem.gap_tol) if kappa > 0 else run
 
     # CoCoA+ (cocoa.py): the local solver on a shard and its rounds
@@ -194,6 +194,11 @@ class SDMRun(Run):
 
     def rule_text(self):
         return f"the KKT violation fell to tol={self.tol:.3g}"
+
+    def kkt_pass(self):
+        """Catalyst's hook with an explicit tol: a type-I pass of the original problem (sigma = 1,
+        w = v); returns its largest KKT violation (the plain rule's measure)."""
+        return self.kernel.run_pass(True, self.inner_tol, self.batch)
 
     def outer_iteration(self, inner_tol, limit):
         """Catalyst's hook: a type-I pass and its type-II passes at inner_tol; returns passes."""
