@@ -152,13 +152,13 @@ def structure_of(X, y, lengths, K):
 def make_solver(name, st, C, K, rho, eta):
     Cs = np.full(st.n_examples, C)
     if name == "gdmm-sub":
-        from ssvmlinear._kernels.gdmm import ChainGDMM
+        from ssvmlinear._kernels.gdmm import FactorGDMM
         nu = max(2, math.ceil(K / BLOCK))
-        s = ChainGDMM(st, Cs, rho=rho, eta=eta, fmo_subsets=nu, sublinear=True)
+        s = FactorGDMM(st.factor_graph(), Cs, rho=rho, eta=eta, fmo_subsets=nu, sublinear=True)
         return s, lambda: s.run_pass()
     if name == "gdmm-exact":
-        from ssvmlinear._kernels.gdmm import ChainGDMM
-        s = ChainGDMM(st, Cs, rho=rho, eta=eta)
+        from ssvmlinear._kernels.gdmm import FactorGDMM
+        s = FactorGDMM(st.factor_graph(), Cs, rho=rho, eta=eta)
         return s, lambda: s.run_pass()
     if name == "bcfw":
         from ssvmlinear._kernels.bcfw import BCFWSolver
@@ -221,8 +221,8 @@ def multilabel_worker(spec):
     st = multilabel_structure(X[:n], Y[:n])
     Cs = np.full(n, spec["C"])
     if spec["solver"] == "gdmm-sub":
-        from ssvmlinear._kernels.gdmm import PairwiseGDMM
-        solver = PairwiseGDMM(st, Cs, rho=spec["rho"], eta=spec["eta"], fmo_subsets=max(2, math.ceil(K / BLOCK)))
+        from ssvmlinear._kernels.gdmm import FactorGDMM
+        solver = FactorGDMM(st.factor_graph(), Cs, rho=spec["rho"], eta=spec["eta"], fmo_subsets=max(2, math.ceil(K / BLOCK)))
     else:
         from ssvmlinear._kernels.bcfw import BCFWSolver
         solver = BCFWSolver(st, Cs, 0)

@@ -137,12 +137,12 @@ def test_cocoa_over_gdmm_on_pairwise_multilabel_reaches_the_single_process_optim
 
 def test_pairwise_gdmm_set_weights_writes_the_tables():
     from ssvmlinear._kernels.dataset import CSRDataset
-    from ssvmlinear._kernels.gdmm import PairwiseGDMM
+    from ssvmlinear._kernels.gdmm import FactorGDMM
     from ssvmlinear._kernels.pairwise_multilabel import PairwiseMultiLabelStructure
     X, Y = random_multilabel(n=30, d=5, K=4, seed=24)
     edges = np.array([[0, 1], [1, 2], [1, 3]])
     st = PairwiseMultiLabelStructure(CSRDataset(X, -1.0), sp.csr_matrix(Y).astype(np.int32), edges, False)
-    g = PairwiseGDMM(st, np.ones(30), seed=0)
+    g = FactorGDMM(st.factor_graph(), np.ones(30), seed=0)
     g.run_pass()
     w = np.random.default_rng(1).standard_normal(st.n_weights)
     g.set_weights(w)
@@ -155,10 +155,10 @@ def test_pairwise_gdmm_set_weights_writes_the_tables():
 def test_gdmm_set_weights_rebuilds_the_transition_multimaps():
     from ssvmlinear._kernels.chain import ChainStructure
     from ssvmlinear._kernels.dataset import CSRDataset
-    from ssvmlinear._kernels.gdmm import ChainGDMM
+    from ssvmlinear._kernels.gdmm import FactorGDMM
     X, y, lengths = random_chains(n_seq=10, K=6, seed=22)
     st = ChainStructure(CSRDataset(X, -1.0), y.astype(np.int32), lengths, 6, False, False)
-    g = ChainGDMM(st, np.ones(10), fmo_subsets=3, sublinear=True, seed=0)
+    g = FactorGDMM(st.factor_graph(), np.ones(10), fmo_subsets=3, sublinear=True, seed=0, eta=1.0)
     g.run_pass()
     rng = np.random.default_rng(0)
     w = rng.standard_normal(st.n_weights)

@@ -11,7 +11,7 @@ from ssvmlinear import ChainSSVM, MulticlassSSVM
 from ssvmlinear.exceptions import ConvergenceWarning
 from ssvmlinear._kernels.chain import ChainStructure
 from ssvmlinear._kernels.dataset import CSRDataset
-from ssvmlinear._kernels.gdmm import ChainGDMM, PairwiseGDMM
+from ssvmlinear._kernels.gdmm import FactorGDMM
 from ssvmlinear.solvers import GDMM
 
 
@@ -80,7 +80,7 @@ def test_sampled_unigram_fmo_is_the_argmax_over_its_block_and_support(start_end)
     K, nu = 11, 3
     X, y, lengths = random_chains(n_seq=15, K=K, seed=7)
     st = structure(X, y, lengths, K, use_start_end=start_end)
-    solver = ChainGDMM(st, np.full(len(lengths), 0.7), fmo_subsets=nu, sublinear=True, seed=1)
+    solver = FactorGDMM(st.factor_graph(), np.full(len(lengths), 0.7), eta=1.0, fmo_subsets=nu, sublinear=True, seed=1)
     for _ in range(4):
         solver.run_pass()
     for i in range(len(lengths)):
@@ -92,7 +92,7 @@ def test_sampled_unigram_fmo_is_the_argmax_over_its_block_and_support(start_end)
                 candidates = sorted(set(range(lo, hi)) | set(support))
                 assert value == pytest.approx(a[candidates].max(), abs=1e-10)
                 assert a[tag] == pytest.approx(value, abs=1e-10)
-            value, tag, _ = ChainGDMM(st, np.full(len(lengths), 0.7), sublinear=False).unigram_fmo(i, t, 0)
+            value, tag, _ = FactorGDMM(st.factor_graph(), np.full(len(lengths), 0.7), eta=1.0, sublinear=False).unigram_fmo(i, t, 0)
             assert tag == st.py_true_label(i)[t] or value >= 1.0 - 1e-12   # w = 0: every wrong tag scores 1
 
 
@@ -101,7 +101,7 @@ def test_multimap_search_equals_a_full_scan():
     X, y, lengths = random_chains(n_seq=30, K=K, seed=11)
     st = structure(X, y, lengths, K)
     rng = np.random.default_rng(0)
-    solver = ChainGDMM(st, np.full(len(lengths), 1.3), fmo_subsets=2, sublinear=True, seed=3)
+    solver = FactorGDMM(st.factor_graph(), np.full(len(lengths), 1.3), eta=1.0, fmo_subsets=2, sublinear=True, seed=3)
 
     def check():
         assert solver.multimap_consistent()
@@ -206,7 +206,7 @@ def test_activation_search_is_the_best_inactive_label_of_its_block():
     X, Y = multilabel_problem(n=30, d=5, K=12, seed=3)
     K, nu = 12, 3
     st = _structure(CSRDataset(X, -1.0), Y, _fit_edges("full", Y), False)
-    solver = PairwiseGDMM(st, np.full(30, 0.8), fmo_subsets=nu, seed=2)
+    solver = FactorGDMM(st.factor_graph(), np.full(30, 0.8), fmo_subsets=nu, seed=2)
     for _ in range(3):
         solver.run_pass()
     w = solver.coef.copy()
@@ -267,8 +267,8 @@ def test_pair_oracles_answer_a_valid_pair_when_no_score_compares():
     X, y, lengths = random_chains(n_seq=4, K=K, seed=2)
     st = structure(X, y, lengths, K)
     for sublinear in (False, True):
-        solver = ChainGDMM(st, np.full(len(lengths), 1.0), fmo_subsets=2 if sublinear else 1,
-                           sublinear=sublinear, seed=0)
+        solver = FactorGDMM(st.factor_graph(), np.full(len(lengths), 1.0), eta=1.0,
+                            fmo_subsets=2 if sublinear else 1, sublinear=sublinear, seed=0)
         solver.set_weights(np.full(solver.coef.shape[0], np.nan))
         for multimap in ((False, True) if sublinear else (False,)):
             _, a, b = solver.pair_fmo(0, 0, multimap)

@@ -2,7 +2,7 @@
 # structure (chains are paths, pairwise multi-label models are forests over the labels) and
 # usable without a Structure (GDMM calls the factor primitives directly).
 
-from ssvmlinear._kernels.dataset cimport Row, row_axpy
+from ssvmlinear._kernels.dataset cimport CSRDataset, Row, row_axpy
 
 # A model's score of a labelling y (one state per variable) is
 #   sum_v unary_v(y_v) + sum_{v not a root} table_v(y_v, y_parent(v))
@@ -123,3 +123,30 @@ cdef inline void binary_pair_marginals(double ma, double mb, double m11, double 
     mu[1] = mb - m11
     mu[2] = ma - m11
     mu[3] = m11
+
+
+# ---------------------------------------------------------------- per-example factor decomposition
+# What a structure's examples decompose into, for solvers that work factor by factor (GDMM,
+# gdmm.pyx); a structure provides it (its factor_graph()). Example i's variables are
+# var_ptr[i]..var_ptr[i+1]-1, truth their true states, loss_weight[i] the loss of one mismatched
+# variable (Hamming-type losses). Two kinds of variables:
+# - domain variables (binary = False, e.g. a chain's tokens): variable v has states 0..K-1; its
+#   unary factor is row v of X times columns 0..K-1 of the feature-major unary block at w[0]
+#   (stride K), shared by every variable; per-state unit weights at head_off + s for an example's
+#   first variable and tail_off + s for its last (-1: none). Each variable and its successor in the
+#   example share a pairwise factor, all of them the one K x K table at table_off ([state of v]
+#   [state of v+1]): a shared table is what the sublinear pair oracle's ordered multimaps search.
+# - binary variables (binary = True, e.g. labels): example i's variable j (0 <= j < K) has states
+#   {0, 1}; its unary factor is row i of X times column j of the unary block (stride K), on state
+#   1 only. The pairwise factors are the edges (edge_a[e], edge_b[e]) over an example's variables,
+#   the same for every example, each with its own 2 x 2 table at table_off + 4e ([y_a][y_b]).
+cdef class FactorGraph:
+    cdef readonly object structure          # the Structure itself (its exact oracle: the primal)
+    cdef readonly CSRDataset X
+    cdef readonly Py_ssize_t n_examples, n_vars, K, n_weights, n_edges, table_off, head_off, tail_off
+    cdef readonly bint binary
+    cdef const long long[::1] var_ptr
+    cdef const int[::1] truth
+    cdef const double[::1] loss_weight
+    cdef const int[::1] edge_a
+    cdef const int[::1] edge_b

@@ -577,3 +577,53 @@ def post_order(parent):
 
 # Relaxed labels' unit (factor.pxd), for Python callers
 MARGINAL_ONE_VALUE = MARGINAL_ONE
+
+
+cdef class FactorGraph:
+    """A structure's per-example factor decomposition (factor.pxd): domain variables (a shared
+    unary block over K states, each variable and its successor sharing one K x K table) or binary
+    variables (one unary column each, per-edge 2 x 2 tables over a graph common to the examples)."""
+
+    def __init__(self, structure, CSRDataset X, var_ptr, truth, loss_weight, Py_ssize_t K, bint binary,
+                 Py_ssize_t table_off, Py_ssize_t n_weights, edges=None, Py_ssize_t head_off=-1,
+                 Py_ssize_t tail_off=-1):
+        var_ptr = np.ascontiguousarray(var_ptr, dtype=np.int64)
+        truth = np.ascontiguousarray(truth, dtype=np.int32).ravel()
+        loss_weight = np.ascontiguousarray(loss_weight, dtype=np.float64)
+        n = var_ptr.shape[0] - 1
+        if n < 0 or loss_weight.shape[0] != n:
+            raise ValueError("FactorGraph: need n_examples + 1 variable offsets and a loss weight per example")
+        if truth.shape[0] != var_ptr[n]:
+            raise ValueError(f"FactorGraph: {truth.shape[0]} true states for {var_ptr[n]} variables")
+        edges = np.zeros((0, 2), dtype=np.int32) if edges is None else np.asarray(edges, dtype=np.int32).reshape(-1, 2)
+        if binary:
+            if not np.array_equal(var_ptr, np.arange(n + 1, dtype=np.int64) * K) or X.n_rows != n:
+                raise ValueError("FactorGraph: binary variables are K per example, one row of X each")
+            if edges.shape[0] and (edges.min() < 0 or edges.max() >= K):
+                raise ValueError("FactorGraph: an edge outside the example's variables")
+        else:
+            if edges.shape[0] or X.n_rows != var_ptr[n]:
+                raise ValueError("FactorGraph: domain variables are one row of X each, paired along the example")
+            if truth.shape[0] and (truth.min() < 0 or truth.max() >= K):
+                raise ValueError("FactorGraph: a true state outside 0..K-1")
+        self.structure = structure
+        self.X = X
+        self.n_examples = n
+        self.n_vars = var_ptr[n]
+        self.K = K
+        self.binary = binary
+        self.n_weights = n_weights
+        self.table_off = table_off
+        self.head_off = head_off
+        self.tail_off = tail_off
+        self.var_ptr = var_ptr
+        self.truth = truth
+        self.loss_weight = loss_weight
+        self.n_edges = edges.shape[0]
+        self.edge_a = np.ascontiguousarray(edges[:, 0])
+        self.edge_b = np.ascontiguousarray(edges[:, 1])
+
+    @property
+    def edges(self):
+        """The pairwise factors of binary variables (E x 2 local indices)."""
+        return np.stack([np.asarray(self.edge_a), np.asarray(self.edge_b)], 1)

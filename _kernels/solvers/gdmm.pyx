@@ -1,18 +1,24 @@
 # cython: language_level=3
 # distutils: language = c++
-"""GDMM (Yen et al. 2016, Alg. 1): the structural SVM dual decomposed into factors, on chains
-(ChainGDMM: one unigram factor per token, one bigram factor per adjacent pair sharing the transition
-table) and on pairwise multi-label models (PairwiseGDMM). Each factor's dual (11) is
-alpha_f = C_i (e_{ybar_f} - q_f) with q_f in its domain's simplex; the consistency constraints (10),
-r_jf = M_jf q_f - q_j = 0 (the local polytope), enter the augmented Lagrangian (12), whose gradient
-in a block is -C_i times the factor's augmented score a_f (its score plus rho times the messages
-m_jf = lambda_jf - C_i r_jf). Blocks take Frank-Wolfe and away steps with exact line search (Alg. 2)
-driven by factorwise maximisation oracles (FMOs); after each pass the multipliers take step (13).
+"""GDMM (Yen et al. 2016, Alg. 1) over the factor decomposition a structure provides (factor.pxd's
+FactorGraph): FactorGDMM, one kernel for every factor-decomposable structure. Each factor's dual
+(11) is alpha_f = C_i (e_{ybar_f} - q_f) with q_f in its domain's simplex; the consistency
+constraints (10), r_jf = M_jf q_f - q_j = 0 (the local polytope), enter the augmented Lagrangian
+(12), whose gradient in a block is -C_i times the factor's augmented score a_f (its score plus rho
+times the messages m_jf = lambda_jf - C_i r_jf). Blocks take Frank-Wolfe and away steps with exact
+line search (Alg. 2) driven by factorwise maximisation oracles (FMOs); after each example's sweeps
+its multipliers take step (13).
 
-FMOs: exact (all K tags of a token, all K^2 pairs of a bigram) or sublinear (fmo_subsets = nu > 1):
-a token scores one of nu blocks of tags plus the labels where its messages are non-zero (21); a pair
-searches ordered multimaps (C++ std::set) of the transition entries ever changed (sect. 3.2
-(i)-(iv)): O(|S_L||S_R| + log) per pair instead of O(K^2).
+Domain variables (a chain's tokens: unary factors over K states, each variable and its successor
+sharing one K x K table): FMOs exact (all K states of a variable, all K^2 pairs of a pair factor)
+or sublinear (fmo_subsets = nu > 1): a variable scores one of nu blocks of states plus the states
+where its messages are non-zero (21); a pair factor searches ordered multimaps (C++ std::set) of
+the shared table's entries ever changed (sect. 3.2 (i)-(iv)): O(|S_L||S_R| + log) per pair instead
+of O(K^2).
+
+Binary variables (labels: one unary column each, per-edge 2 x 2 tables over a graph common to the
+examples): block-greedy coordinate descent (Alg. 3) over per-example active variables; a variable
+at its true state 0 with no explicit factor is implicit (see the binary path's notes below).
 """
 import numpy as np
 
@@ -24,9 +30,10 @@ from libcpp.pair cimport pair
 from libcpp.set cimport set as cset
 from libcpp.vector cimport vector
 
-from ssvmlinear._kernels.chain cimport ChainStructure
 from ssvmlinear._kernels.dataset cimport CSRDataset, Row, row_dot, row_axpy, row_gemv_range
+from ssvmlinear._kernels.factor cimport FactorGraph
 from ssvmlinear._kernels.rng cimport rng_shuffle, rng_below
+from ssvmlinear._kernels.structure cimport Structure
 
 ctypedef pair[double, int] Entry            # (-value, other index): ascending = best first
 ctypedef pair[double, long long] PairEntry  # (-value, pair index)
@@ -143,65 +150,152 @@ cdef double mean_sqnorm(CSRDataset X):
     return s / X.n_rows if X.n_rows and s > 0 else 1.0
 
 
-cdef class ChainGDMM:
-    """GDMM on a ChainStructure (margin rescaling, Hamming loss, per-example C_i)."""
-    cdef ChainStructure st
+cdef struct PairRec:
+    # an explicit pair factor of one example: labels a < b (positions ia, ib in its active list),
+    # q over (y_a, y_b) at 2 y_a + y_b, the two links' scaled multipliers (of the y = 1 component)
+    int ia
+    int ib
+    long long e
+    double q[4]
+    double lam_a
+    double lam_b
+
+
+cdef struct Example:
+    int n_act
+    int cap_act
+    int *act            # active labels (the positives first, then the ones activated)
+    double *mu          # their P(y = 1)
+    int n_pair
+    int cap_pair
+    PairRec *pairs
+
+
+
+cdef class FactorGDMM:
+    """GDMM over a FactorGraph (margin rescaling, Hamming-type loss, per-example C_i).
+
+    FactorGDMM(graph, Cs, rho=1, eta=0.5, fmo_subsets=1, sublinear=False, seed=0): graph a
+    structure's factor_graph(); fmo_subsets = nu blocks of states (labels) per unary FMO
+    (activation search); sublinear: the shared table's multimap pair FMO (domain variables).
+
+    Domain variables: per variable a dual q_t over its K states, per pair factor (t, t+1) a dual
+    over K^2 state pairs (index a K + b), and the two links' multipliers, all sparse (SVec); an
+    example's sweep interleaves its variables and pair factors.
+
+    Binary variables (our derivation of sect. 3.2's binary-interaction case). Each example keeps the
+    variables A_i that are at state 1 in its truth or were activated; every other variable k has
+    P(y_k = 1) = 0 = its truth. A pair factor of two inactive variables is at its truth
+    (contributes nothing to w); a pair (a, b) with b inactive has exactly one consistent marginal,
+    q_ab(y_a, 0) = q_a(y_a), so it is folded into a's unary block (its "implicit" pairs, no
+    variables); the pairs within A_i are explicit factors with their own q and multipliers. The
+    restriction is exact whenever no inactive variable would move: the activation search checks
+    that, one block of variables per call (fmo_subsets), and adds the best one with a positive
+    gradient to A_i (its pairs with A_i start at the consistent marginal, so w does not change).
+    Weights: the unary block is kept dense; the pair tables as W_e = (D_a, D_b) + X_e with
+    W(1,0) = D_a + X(1,0), W(0,1) = D_b + X(0,1), W(0,0) = -D_a - D_b + X(0,0), W(1,1) = X(1,1),
+    D_a = sum_i C_i (ybar_ia - mu_ia) (every implicit pair's share) and X the explicit pairs'
+    corrections, so that a step on mu_a costs O(|A_i|) instead of O(deg a) table entries; the row
+    sums RX_a = sum_b X_e(a on, b off) - X_e(0, 0) and the neighbours' shares ND_a = sum_{b ~ a} D_b
+    give a's implicit pairs' score in O(|A_i|). (Written for (a, b) in the edge's own order; ND is
+    sum D - D_a on the complete graph, else kept up to date in O(deg) per step.)
+    Unary step on mu_a: L is quadratic in mu_a, with slope -C_i g and curvature
+    C_i^2 (||x||^2 + 2 (#implicit pairs) + 2 rho (#explicit pairs)), g = x.w_a + implicit pair
+    scores + delta(1) - delta(0) - 2 rho sum_e m_ae (m_ae = lambda_ae - C_i r_ae, r_ae =
+    q_e(a = 1) - mu_a); the minimiser over [0, 1] is exact. Pair step: AFW over the 4 states as
+    for domain variables (a(y) = W_e(y) + 2 rho (m_a [y_a = 1] + m_b [y_b = 1])). Multipliers:
+    lambda -= eta C_i r after each example's sweep."""
+    cdef readonly FactorGraph graph
     cdef CSRDataset X
-    cdef double[::1] w
+    cdef double[::1] w          # binary variables: the unary block dense, the pair block written by coef
     cdef double[::1] Cs
-    cdef readonly Py_ssize_t n, n_tokens, K, nu
+    cdef readonly Py_ssize_t n, n_vars, K, nu
     cdef readonly double rho, eta, rho_scale
-    cdef readonly bint sublinear
-    cdef SVec *qu                # per token: q_t over tags
-    cdef SVec *qb                # per token t with a successor: q over pairs y*K + y'
-    cdef SVec *lamL              # lambda of (token t, pair t) over tags
-    cdef SVec *lamR              # lambda of (token t+1, pair t) over tags
+    cdef readonly bint sublinear, binary
+    cdef const long long[::1] var_ptr
+    cdef const int[::1] truth
+    cdef const double[::1] lw
+    cdef Py_ssize_t table_off, head_off, tail_off
     cdef uint64_t rng_state
     cdef Py_ssize_t[::1] order
-    # scratch (dense over tags, kept zero outside the current supports)
-    cdef double[::1] scores, aU, msgL, msgR, muL, muR
+    cdef double[::1] scores      # a block of unary scores
+    cdef int stamp               # marks of the current factor's supports (markL/markR, mark)
+    cdef public long long n_fmo_calls, n_activations
+    # CoCoA+'s subproblem scaling sigma' (1: the plain method): the curvature of w's part of every
+    # step and every update of w are multiplied by it (as DualSolver.sigma)
+    cdef public double sigma
+    # ---- domain variables
+    cdef SVec *qu                # per variable: q over its states
+    cdef SVec *qb                # per variable t with a successor: q over pairs y*K + y'
+    cdef SVec *lamL              # lambda of (variable t, pair t) over states
+    cdef SVec *lamR              # lambda of (variable t+1, pair t) over states
+    # scratch (dense over states, kept zero outside the current supports)
+    cdef double[::1] aU, msgL, msgR, muL, muR
     cdef int[::1] markL, markR, supL, supR
-    cdef int nsupL, nsupR, stamp
-    # ordered multimaps of the transition table (sublinear bigram FMO)
+    cdef int nsupL, nsupR
+    # ordered multimaps of the shared table (sublinear pair FMO)
     cdef vector[cset[Entry]] row_map
     cdef vector[cset[Entry]] col_map
     cdef cset[PairEntry] all_map
     cdef unsigned char[::1] touched
-    cdef public long long n_fmo_calls
-    # CoCoA+'s subproblem scaling sigma' (1: the plain method): the curvature of w's part of every
-    # step and every update of w are multiplied by it (as DualSolver.sigma)
-    cdef public double sigma
+    # ---- binary variables
+    cdef readonly Py_ssize_t E
+    cdef double[::1] D, RX, Xt  # Xt: E x 4 corrections
+    cdef double Dsum
+    cdef readonly bint full     # every pair an edge, in np.triu_indices order (edge index by formula)
+    cdef int[::1] ea, eb        # the edges' endpoints (the tables' [y_ea, y_eb] order)
+    cdef int[::1] edge_of       # K x K -> edge index or -1 (not full)
+    cdef int[::1] deg, nbr_ptr, nbr
+    cdef double[::1] ND         # sum of the neighbours' D (not full)
+    cdef Example *ex
+    cdef int[::1] mark
 
     def __cinit__(self):
         self.qu = NULL
         self.qb = NULL
         self.lamL = NULL
         self.lamR = NULL
+        self.ex = NULL
 
-    def __init__(self, ChainStructure structure, Cs, double rho=1.0, double eta=1.0, Py_ssize_t fmo_subsets=1,
+    def __init__(self, FactorGraph graph, Cs, double rho=1.0, double eta=0.5, Py_ssize_t fmo_subsets=1,
                  bint sublinear=False, unsigned long long seed=0):
-        cdef Py_ssize_t g, i, t, s0, T
-        cdef const int *y
-        if structure.n_tags > 46340:
-            raise ValueError(f"GDMM: K = {structure.n_tags} tags; pair indices need K <= 46340")
         if rho <= 0 or eta <= 0:
             raise ValueError("GDMM: rho and eta must be positive")
-        self.st = structure
-        self.X = structure.X
-        self.n = structure.n_examples
-        self.n_tokens = structure.X.n_rows
-        self.K = structure.n_tags
+        self.graph = graph
+        self.X = graph.X
+        self.n = graph.n_examples
+        self.n_vars = graph.n_vars
+        self.K = graph.K
+        self.binary = graph.binary
+        self.var_ptr = graph.var_ptr
+        self.truth = graph.truth
+        self.lw = graph.loss_weight
+        self.table_off = graph.table_off
+        self.head_off = graph.head_off
+        self.tail_off = graph.tail_off
         self.Cs = checked_Cs(Cs, self.n)
         self.rho_scale = mean_sqnorm(self.X)
         self.rho = rho * self.rho_scale
         self.eta = eta
         self.nu = max(1, min(fmo_subsets, self.K))
-        self.sublinear = sublinear
+        self.sublinear = sublinear and not graph.binary
         self.rng_state = seed
         self.order = np.arange(max(self.n, 1), dtype=np.intp)
-        self.w = np.zeros(structure.n_weights, dtype=np.float64)
-        K = self.K
-        self.scores = np.zeros(K)
+        self.w = np.zeros(graph.n_weights, dtype=np.float64)
+        self.scores = np.zeros(max(self.K, 1))
+        self.stamp = 0
+        self.n_fmo_calls = 0
+        self.n_activations = 0
+        self.sigma = 1.0
+        if self.binary:
+            self._init_binary()
+        else:
+            self._init_domain()
+
+    def _init_domain(self):
+        cdef Py_ssize_t v, i, K = self.K
+        if K > 46340:
+            raise ValueError(f"GDMM: K = {K} states; pair indices need K <= 46340")
         self.aU = np.zeros(K)
         self.msgL = np.zeros(K)
         self.msgR = np.zeros(K)
@@ -211,8 +305,7 @@ cdef class ChainGDMM:
         self.markR = np.zeros(K, dtype=np.int32)
         self.supL = np.zeros(K, dtype=np.int32)
         self.supR = np.zeros(K, dtype=np.int32)
-        self.stamp = 0
-        N = max(self.n_tokens, 1)
+        N = max(self.n_vars, 1)
         self.qu = <SVec *> calloc(N, sizeof(SVec))
         self.qb = <SVec *> calloc(N, sizeof(SVec))
         self.lamL = <SVec *> calloc(N, sizeof(SVec))
@@ -221,20 +314,50 @@ cdef class ChainGDMM:
             raise MemoryError("GDMM factor duals")
         # q = e_ybar everywhere: alpha = 0, w = 0
         for i in range(self.n):
-            s0 = structure.starts[i]
-            T = structure.starts[i + 1] - s0
-            y = structure.true_label(i)
-            for t in range(T):
-                if sv_add(&self.qu[s0 + t], y[t], 1.0) < 0:
+            for v in range(self.var_ptr[i], self.var_ptr[i + 1]):
+                if sv_add(&self.qu[v], self.truth[v], 1.0) < 0:
                     raise MemoryError("GDMM factor duals")
-                if t + 1 < T and sv_add(&self.qb[s0 + t], y[t] * <int> K + y[t + 1], 1.0) < 0:
+                if v + 1 < self.var_ptr[i + 1] and sv_add(&self.qb[v], self.truth[v] * <int> K + self.truth[v + 1], 1.0) < 0:
                     raise MemoryError("GDMM factor duals")
-        if sublinear:
+        if self.sublinear:
             self.row_map.resize(K)
             self.col_map.resize(K)
             self.touched = np.zeros(K * K, dtype=np.uint8)
-        self.n_fmo_calls = 0
-        self.sigma = 1.0
+
+    def _init_binary(self):
+        cdef Py_ssize_t i, k, K = self.K
+        edges = np.asarray(self.graph.edges, dtype=np.int32).reshape(-1, 2)
+        self.E = edges.shape[0]
+        self.ea = np.ascontiguousarray(edges[:, 0])
+        self.eb = np.ascontiguousarray(edges[:, 1])
+        ta, tb = np.triu_indices(K, 1)
+        self.full = self.E == ta.shape[0] and np.array_equal(edges[:, 0], ta) and np.array_equal(edges[:, 1], tb)
+        self.deg = np.bincount(edges.ravel(), minlength=K).astype(np.int32)
+        self.ND = np.zeros(K)
+        if not self.full:
+            if K * K > 2 ** 31:
+                raise ValueError(f"GDMM: {K} labels on a sparse graph need a K x K edge map")
+            emap = np.full(K * K, -1, dtype=np.int32)
+            emap[edges[:, 0] * K + edges[:, 1]] = np.arange(self.E, dtype=np.int32)
+            emap[edges[:, 1] * K + edges[:, 0]] = np.arange(self.E, dtype=np.int32)
+            self.edge_of = emap
+            ends = np.concatenate([edges[:, 0], edges[:, 1]])
+            other = np.concatenate([edges[:, 1], edges[:, 0]])
+            order = np.argsort(ends, kind="stable")
+            self.nbr = np.ascontiguousarray(other[order], dtype=np.int32)
+            self.nbr_ptr = np.concatenate([[0], np.cumsum(np.asarray(self.deg))]).astype(np.int32)
+        self.D = np.zeros(K)
+        self.RX = np.zeros(K)
+        self.Xt = np.zeros(4 * self.E)
+        self.Dsum = 0.0
+        self.mark = np.zeros(K, dtype=np.int32)
+        self.ex = <Example *> calloc(max(self.n, 1), sizeof(Example))
+        if self.ex == NULL:
+            raise MemoryError("GDMM factor duals")
+        for i in range(self.n):
+            for k in range(K):
+                if self.truth[i * K + k] and self._activate(i, <int> k, 1.0) < 0:
+                    raise MemoryError("GDMM factor duals")
 
     def __dealloc__(self):
         cdef Py_ssize_t g
@@ -246,12 +369,133 @@ cdef class ChainGDMM:
         arrs[3] = self.lamR
         for a in range(4):
             if arrs[a] != NULL:
-                for g in range(max(self.n_tokens, 1)):
+                for g in range(max(self.n_vars, 1)):
                     free(arrs[a][g].idx)
                     free(arrs[a][g].val)
                 free(arrs[a])
+        if self.ex != NULL:
+            for g in range(max(self.n, 1)):
+                free(self.ex[g].act)
+                free(self.ex[g].mu)
+                free(self.ex[g].pairs)
+            free(self.ex)
 
-    # ------------------------------------------------------------------ helpers
+    def _require(self, bint binary, name):
+        if self.binary != binary:
+            raise ValueError(f"{name}: only for {'binary' if binary else 'domain'} variables")
+
+    # ------------------------------------------------------------------ passes (both kinds)
+
+    def run_pass(self, int sweeps=1):
+        """One GDMM iteration: per example (random order), `sweeps` sweeps of block steps over its
+        factors (binary variables: after the activation search), then the multiplier step (13) of
+        its links: an example's multipliers enter only its own factors, so stepping them right
+        after its sweeps is the same iteration as stepping all after the pass. Returns (sum of the
+        blocks' Frank-Wolfe gaps in the first sweep [+ the activation gains], consistency violation
+        sum_i C_i ||r||_1 / sum_i C_i T_i after the sweeps; T_i: example i's domain variables, 1
+        for binary ones)."""
+        cdef Py_ssize_t k, i
+        cdef double c, total = 0.0, infeas = 0.0, norm = 0.0
+        cdef int rc = 0
+        with nogil:
+            rng_shuffle(&self.rng_state, &self.order[0], self.n)
+            for k in range(self.n):
+                i = self.order[k]
+                c = self.Cs[i]
+                if c <= 0.0:
+                    continue
+                if self.binary:
+                    norm += c
+                    rc = self._binary_example(i, c, sweeps, &total, &infeas)
+                else:
+                    norm += c * (self.var_ptr[i + 1] - self.var_ptr[i])
+                    rc = self._domain_example(i, c, sweeps, &total, &infeas)
+                if rc < 0:
+                    break
+        if rc < 0:
+            raise MemoryError("GDMM active sets")
+        return total, infeas / norm if norm > 0 else 0.0
+
+    def dual(self):
+        """-G(q) = sum_i C_i sum_v delta_v . q_v - 1/2 ||w||^2 (the structural dual when the
+        consistency constraints hold)."""
+        cdef Py_ssize_t i, v
+        cdef int j
+        cdef Example *x
+        cdef double s = 0.0
+        for i in range(self.n):
+            if self.binary:
+                x = &self.ex[i]
+                for j in range(x.n_act):
+                    s += self.Cs[i] * self.lw[i] * (1.0 - x.mu[j] if self.truth[i * self.K + x.act[j]] else x.mu[j])
+            else:
+                for v in range(self.var_ptr[i], self.var_ptr[i + 1]):
+                    s += self.Cs[i] * self.lw[i] * (1.0 - sv_get(&self.qu[v], self.truth[v]))
+        w = self.coef
+        return s - 0.5 * float(np.dot(w, w))
+
+    def primal(self):
+        """1/2 ||w||^2 + sum_i C_i max_y (m(y) + Delta(y)) with the structure's own lambda-oracle
+        (Viterbi on a chain, max-product on a forest, the LP relaxation on a cyclic graph)."""
+        cdef Structure st = self.graph.structure
+        cdef Py_ssize_t i
+        cdef double m, d, s = 0.0
+        cdef const double[::1] w = np.ascontiguousarray(self.coef)
+        cdef double[::1] work = np.zeros(max(st.workspace_size(), 1))
+        cdef int[::1] ybuf = np.zeros(max(st.max_label_len, 1), dtype=np.int32)
+        with nogil:
+            for i in range(self.n):
+                if self.Cs[i] > 0.0:
+                    st.oracle(&w[0], i, 1.0, &ybuf[0], &m, &d, &work[0])
+                    if m + d > 0.0:
+                        s += self.Cs[i] * (m + d)
+        return 0.5 * float(np.dot(w, w)) + s
+
+    def active_set_sizes(self):
+        """Domain variables: (mean |A| of the unary factors, mean |A| of the pair factors); binary:
+        (mean |A_i|, mean number of explicit pairs per example)."""
+        cdef Py_ssize_t g, i
+        cdef long long su = 0, sb = 0, nb = 0
+        if self.binary:
+            for i in range(self.n):
+                su += self.ex[i].n_act
+                sb += self.ex[i].n_pair
+            return su / max(self.n, 1), sb / max(self.n, 1)
+        for g in range(self.n_vars):
+            su += self.qu[g].n
+            if self.qb[g].n:
+                sb += self.qb[g].n
+                nb += 1
+        return su / max(self.n_vars, 1), sb / max(nb, 1)
+
+    @property
+    def coef(self):
+        """The weights in the structure's layout (binary: the pair tables written from D and X)."""
+        if not self.binary:
+            return np.asarray(self.w)
+        a, b = np.asarray(self.ea), np.asarray(self.eb)
+        D = np.asarray(self.D)
+        T = np.asarray(self.Xt).reshape(-1, 4).copy()
+        T[:, 2] += D[a]
+        T[:, 1] += D[b]
+        T[:, 0] -= D[a] + D[b]
+        w = np.asarray(self.w)
+        w[self.table_off:self.table_off + 4 * self.E] = T.ravel()
+        return w
+
+    def set_weights(self, const double[::1] w):
+        """w = the given weights (CoCoA+: each round's global w). Domain variables: the multimaps
+        rebuilt over the shared table's non-zero entries (their invariant: the others are 0);
+        binary: the pair tables written as the corrections X over the current shares D (RX
+        recomputed)."""
+        if w.shape[0] != self.w.shape[0]:
+            raise ValueError(f"set_weights: {w.shape[0]} weights, expected {self.w.shape[0]}")
+        if self.binary:
+            self._set_weights_binary(w)
+        else:
+            self._set_weights_domain(w)
+
+    # ================================================================== domain variables
 
     cdef inline void _mark_L(self, int y) noexcept nogil:
         if self.markL[y] != self.stamp:
@@ -279,13 +523,12 @@ cdef class ChainGDMM:
         self.nsupR = 0
 
     cdef inline double _se(self, Py_ssize_t t, Py_ssize_t T, int y) noexcept nogil:
-        """Start/end weight of tag y at position t."""
+        """The unit weight of state y at position t (an example's first / last variable)."""
         cdef double s = 0.0
-        if self.st.use_start_end:
-            if t == 0:
-                s += self.w[self.st.start_off + y]
-            if t == T - 1:
-                s += self.w[self.st.end_off + y]
+        if t == 0 and self.head_off >= 0:
+            s += self.w[self.head_off + y]
+        if t == T - 1 and self.tail_off >= 0:
+            s += self.w[self.tail_off + y]
         return s
 
     cdef void _unigram_messages(self, Py_ssize_t g, Py_ssize_t t, Py_ssize_t T, double c) noexcept nogil:
@@ -296,7 +539,7 @@ cdef class ChainGDMM:
         self.stamp += 1
         self.nsupL = 0
         self.nsupR = 0
-        self._mark_L(self.st.y[g])
+        self._mark_L(self.truth[g])
         v = &self.qu[g]
         for j in range(v.n):
             self._mark_L(v.idx[j])
@@ -326,7 +569,7 @@ cdef class ChainGDMM:
                              int *y_out) noexcept nogil:
         """a_t(y) on the support (into aU) and argmax over support + block `block` of nu."""
         cdef Py_ssize_t K = self.K, lo, hi, y, k
-        cdef int ytrue = self.st.y[g]
+        cdef int ytrue = self.truth[g]
         cdef Row r = self.X.row(g)
         cdef double best = NEG, v
         cdef double *sc = &self.scores[0]
@@ -365,8 +608,7 @@ cdef class ChainGDMM:
         cdef double kappa = self.X.sqnorm(g), best, qa, q2, amin, fw, aw, num, dd, gmax, gamma, qv, delta
         cdef double gap = 0.0
         cdef bint away, drop
-        if self.st.use_start_end:
-            kappa += (t == 0) + (t == T - 1)
+        kappa += (t == 0 and self.head_off >= 0) + (t == T - 1 and self.tail_off >= 0)
         for it in range(MAX_INNER):
             self._unigram_messages(g, t, T, c)
             block = rng_below(&self.rng_state, self.nu) if self.nu > 1 else 0
@@ -421,11 +663,10 @@ cdef class ChainGDMM:
             return
         delta *= self.sigma
         row_axpy(r, -c * delta, &self.w[0], self.K, y)
-        if self.st.use_start_end:
-            if t == 0:
-                self.w[self.st.start_off + y] -= c * delta
-            if t == T - 1:
-                self.w[self.st.end_off + y] -= c * delta
+        if t == 0 and self.head_off >= 0:
+            self.w[self.head_off + y] -= c * delta
+        if t == T - 1 and self.tail_off >= 0:
+            self.w[self.tail_off + y] -= c * delta
 
     cdef void _pair_messages(self, Py_ssize_t g, double c) noexcept nogil:
         """msgL/msgR: m of (token g, pair g) and (token g+1, pair g); muL/muR: q_pair's marginals."""
@@ -464,7 +705,7 @@ cdef class ChainGDMM:
 
     cdef double _pair_fmo_exact(self, int *a_out, int *b_out) noexcept nogil:
         cdef Py_ssize_t K = self.K, a, b
-        cdef const double *W = &self.w[self.st.trans_off]
+        cdef const double *W = &self.w[self.table_off]
         cdef const double *mR = &self.msgR[0]
         cdef double best = NEG, base, v
         cdef double rho = self.rho
@@ -537,7 +778,7 @@ cdef class ChainGDMM:
     cdef double _pair_fmo_multimap(self, int *a_out, int *b_out) noexcept nogil:
         """The four cases of sect. 3.2 (messages are zero outside supL x supR)."""
         cdef Py_ssize_t K = self.K
-        cdef const double *W = &self.w[self.st.trans_off]
+        cdef const double *W = &self.w[self.table_off]
         cdef double best = NEG, v, rho = self.rho
         cdef int k, l, a, b, x
         a_out[0] = 0          # (a defined answer when no score compares: NaN scores)
@@ -576,7 +817,7 @@ cdef class ChainGDMM:
 
     cdef void _set_transition(self, long long p, double value) noexcept nogil:
         """W_trans[p] = value, keeping the multimaps in step."""
-        cdef double *W = &self.w[self.st.trans_off]
+        cdef double *W = &self.w[self.table_off]
         cdef double old = W[p]
         cdef int a = <int> (p // self.K), b = <int> (p % self.K)
         if self.sublinear:
@@ -597,7 +838,7 @@ cdef class ChainGDMM:
         """Block AFW on pair (g, g+1)'s q; returns its FW gap at the first step, -1 on OOM."""
         cdef SVec *q = &self.qb[g]
         cdef Py_ssize_t K = self.K, it
-        cdef const double *W = &self.w[self.st.trans_off]
+        cdef const double *W = &self.w[self.table_off]
         cdef int j, jv, a, b, pa, pb, ystar
         cdef double best, qa, q2, amin, fw, aw, num, dd, ddL, ddR, nL, nR, gmax, gamma, qv, av
         cdef double gap = 0.0
@@ -670,7 +911,7 @@ cdef class ChainGDMM:
     cdef double _update_multipliers(self, Py_ssize_t i, double *infeas) noexcept nogil:
         """(13) for the (token, pair) links of sequence i; returns 0, -1 on OOM. Adds
         C_i ||r||_1 to infeas."""
-        cdef Py_ssize_t t, g, s0 = self.st.starts[i], T = self.st.starts[i + 1] - self.st.starts[i]
+        cdef Py_ssize_t t, g, s0 = self.var_ptr[i], T = self.var_ptr[i + 1] - self.var_ptr[i]
         cdef double c = self.Cs[i], s = 0.0, e = self.eta
         cdef int k, y
         for t in range(T - 1):
@@ -694,103 +935,32 @@ cdef class ChainGDMM:
         infeas[0] += s
         return 0.0
 
-    # ------------------------------------------------------------------ passes
+    # ------------------------------------------------------------------ an example's sweeps
 
-    def run_pass(self, int sweeps=1):
-        """One GDMM iteration: block AFW over every factor (sequences in a random order, each
-        sequence's tokens and pairs interleaved, `sweeps` times over a sequence), then the
-        multiplier step (13). A sequence's multipliers enter only its own factors, so stepping
-        them right after its sweeps is the same iteration as stepping all after the pass.
-        Returns (sum of the blocks' Frank-Wolfe gaps in the first sweep, consistency violation
-        sum_i C_i ||r||_1 / sum_i C_i T_i after the sweeps)."""
-        cdef Py_ssize_t k, i, t, T, s0
+    cdef int _domain_example(self, Py_ssize_t i, double c, int sweeps, double *total, double *infeas) noexcept nogil:
+        """`sweeps` sweeps over example i's variables and pair factors (interleaved), then its
+        multiplier step; adds the first sweep's gaps to total; -1 on out of memory."""
+        cdef Py_ssize_t t, s0 = self.var_ptr[i], T = self.var_ptr[i + 1] - self.var_ptr[i]
         cdef int sweep
-        cdef double c, lw, g, total = 0.0, infeas = 0.0, ct = 0.0
-        cdef bint oom = False
-        with nogil:
-            rng_shuffle(&self.rng_state, &self.order[0], self.n)
-            for k in range(self.n):
-                i = self.order[k]
-                c = self.Cs[i]
-                if c <= 0.0:
-                    continue
-                s0 = self.st.starts[i]
-                T = self.st.starts[i + 1] - s0
-                lw = self.st._loss_weight(i)
-                ct += c * T
-                for sweep in range(sweeps):
-                    for t in range(T):
-                        g = self._unigram_step(i, s0 + t, t, T, c, lw)
-                        if g == OOM:
-                            oom = True
-                            break
-                        if sweep == 0:
-                            total += g
-                        if t + 1 < T:
-                            g = self._pair_step(i, s0 + t, c)
-                            if g == OOM:
-                                oom = True
-                                break
-                            if sweep == 0:
-                                total += g
-                    if oom:
-                        break
-                if oom or self._update_multipliers(i, &infeas) < 0.0:
-                    oom = True
-                    break
-        if oom:
-            raise MemoryError("GDMM active sets")
-        return total, infeas / ct if ct > 0 else 0.0
-
-    def dual(self):
-        """-G(q) = sum_i C_i sum_t delta_t . q_t - 1/2 ||w||^2 (the structural dual when the
-        consistency constraints hold)."""
-        cdef Py_ssize_t i, t, s0, T
-        cdef double s = 0.0, lw
-        for i in range(self.n):
-            s0 = self.st.starts[i]
-            T = self.st.starts[i + 1] - s0
-            lw = self.st._loss_weight(i)
+        cdef double g, lw = self.lw[i]
+        for sweep in range(sweeps):
             for t in range(T):
-                s += self.Cs[i] * lw * (1.0 - sv_get(&self.qu[s0 + t], self.st.y[s0 + t]))
-        return s - 0.5 * float(np.dot(self.w, self.w))
+                g = self._unigram_step(i, s0 + t, t, T, c, lw)
+                if g == OOM:
+                    return -1
+                if sweep == 0:
+                    total[0] += g
+                if t + 1 < T:
+                    g = self._pair_step(i, s0 + t, c)
+                    if g == OOM:
+                        return -1
+                    if sweep == 0:
+                        total[0] += g
+        return -1 if self._update_multipliers(i, infeas) < 0.0 else 0
 
-    def primal(self):
-        """1/2 ||w||^2 + sum_i C_i max_y (m(y) + Delta(y)) with the chain's exact oracle (Viterbi)."""
-        cdef Py_ssize_t i
-        cdef double m, d, s = 0.0
-        cdef double[::1] work = np.zeros(max(self.st.workspace_size(), 1))
-        cdef int[::1] ybuf = np.zeros(max(self.st.max_label_len, 1), dtype=np.int32)
-        with nogil:
-            for i in range(self.n):
-                if self.Cs[i] > 0.0:
-                    self.st.oracle(&self.w[0], i, 1.0, &ybuf[0], &m, &d, &work[0])
-                    if m + d > 0.0:
-                        s += self.Cs[i] * (m + d)
-        return 0.5 * float(np.dot(self.w, self.w)) + s
-
-    def active_set_sizes(self):
-        """(mean |A| of the unigram factors, mean |A| of the pair factors)."""
-        cdef Py_ssize_t g
-        cdef long long su = 0, sb = 0, nb = 0
-        for g in range(self.n_tokens):
-            su += self.qu[g].n
-            if self.qb[g].n:
-                sb += self.qb[g].n
-                nb += 1
-        return su / max(self.n_tokens, 1), sb / max(nb, 1)
-
-    @property
-    def coef(self):
-        return np.asarray(self.w)
-
-    def set_weights(self, const double[::1] w):
-        """w = the given weights (CoCoA+: each round's global w); the sublinear multimaps are
-        rebuilt over the transition entries that are non-zero (their invariant: the others are 0)."""
-        cdef Py_ssize_t j, K2 = self.K * self.K, off = self.st.trans_off
+    def _set_weights_domain(self, const double[::1] w):
+        cdef Py_ssize_t j, K2 = self.K * self.K, off = self.table_off
         cdef long long p
-        if w.shape[0] != self.w.shape[0]:
-            raise ValueError(f"set_weights: {w.shape[0]} weights, expected {self.w.shape[0]}")
         for j in range(self.w.shape[0]):
             self.w[j] = w[j]
         if self.sublinear:
@@ -810,7 +980,8 @@ cdef class ChainGDMM:
 
     def unigram_messages(self, Py_ssize_t i, Py_ssize_t t):
         """Dense sum of the messages into token t of sequence i (K values)."""
-        cdef Py_ssize_t s0 = self.st.starts[i], T = self.st.starts[i + 1] - s0
+        self._require(False, "unigram_messages")
+        cdef Py_ssize_t s0 = self.var_ptr[i], T = self.var_ptr[i + 1] - s0
         out = np.zeros(self.K)
         self._unigram_messages(s0 + t, t, T, self.Cs[i])
         for k in range(self.nsupL):
@@ -820,17 +991,19 @@ cdef class ChainGDMM:
 
     def unigram_fmo(self, Py_ssize_t i, Py_ssize_t t, Py_ssize_t block):
         """(value, tag) of the FMO of token t of sequence i searching block `block` of nu."""
-        cdef Py_ssize_t s0 = self.st.starts[i], T = self.st.starts[i + 1] - s0
+        self._require(False, "unigram_fmo")
+        cdef Py_ssize_t s0 = self.var_ptr[i], T = self.var_ptr[i + 1] - s0
         cdef int y
         self._unigram_messages(s0 + t, t, T, self.Cs[i])
-        v = self._unigram_fmo(s0 + t, t, T, self.st._loss_weight(i), block, &y)
+        v = self._unigram_fmo(s0 + t, t, T, self.lw[i], block, &y)
         sup = [self.supL[k] for k in range(self.nsupL)]
         self._clear_scratch()
         return v, y, sup
 
     def pair_fmo(self, Py_ssize_t i, Py_ssize_t t, bint multimap):
         """(value, a, b) of the FMO of pair (t, t+1) of sequence i: the multimap search or a full scan."""
-        cdef Py_ssize_t s0 = self.st.starts[i]
+        self._require(False, "pair_fmo")
+        cdef Py_ssize_t s0 = self.var_ptr[i]
         cdef int a = -1, b = -1
         cdef double v
         if multimap and not self.sublinear:
@@ -842,7 +1015,8 @@ cdef class ChainGDMM:
 
     def pair_message_vectors(self, Py_ssize_t i, Py_ssize_t t):
         """Dense messages (m of token t, m of token t+1) into pair (t, t+1) of sequence i."""
-        cdef Py_ssize_t s0 = self.st.starts[i]
+        self._require(False, "pair_message_vectors")
+        cdef Py_ssize_t s0 = self.var_ptr[i]
         left, right = np.zeros(self.K), np.zeros(self.K)
         self._pair_messages(s0 + t, self.Cs[i])
         for k in range(self.nsupL):
@@ -854,12 +1028,14 @@ cdef class ChainGDMM:
 
     def perturb_transitions(self, entries, values):
         """Set transition entries (pair indices) through the multimap maintenance (tests)."""
+        self._require(False, "perturb_transitions")
         for p, v in zip(entries, values):
             self._set_transition(int(p), float(v))
 
     def multimap_consistent(self):
         """Whether the multimaps hold exactly the touched entries with their current values."""
-        W = np.asarray(self.w)[self.st.trans_off:self.st.trans_off + self.K * self.K]
+        self._require(False, "multimap_consistent")
+        W = np.asarray(self.w)[self.table_off:self.table_off + self.K * self.K]
         tch = np.flatnonzero(np.asarray(self.touched))
         if <Py_ssize_t> self.all_map.size() != tch.shape[0]:
             return False
@@ -869,150 +1045,7 @@ cdef class ChainGDMM:
         return True
 
 
-# ====================================================================== fully connected multi-label
-
-cdef struct PairRec:
-    # an explicit pair factor of one example: labels a < b (positions ia, ib in its active list),
-    # q over (y_a, y_b) at 2 y_a + y_b, the two links' scaled multipliers (of the y = 1 component)
-    int ia
-    int ib
-    long long e
-    double q[4]
-    double lam_a
-    double lam_b
-
-
-cdef struct Example:
-    int n_act
-    int cap_act
-    int *act            # active labels (the positives first, then the ones activated)
-    double *mu          # their P(y = 1)
-    int n_pair
-    int cap_pair
-    PairRec *pairs
-
-
-from ssvmlinear._kernels.pairwise_multilabel cimport PairwiseMultiLabelStructure
-
-
-cdef class PairwiseGDMM:
-    """GDMM on pairwise multi-label, any graph of label pairs (every pair with edges="full", a
-    forest, ...): binary unigram factors (x (x) e_k on y_k = 1) and 2 x 2 pair factors,
-    block-greedy coordinate descent over active factors (Alg. 3) with an exact block minimisation.
-
-    Active sets (our derivation of sect. 3.2's binary-interaction case). Each example keeps the
-    labels A_i that are positive in its truth or were activated; every other label k has
-    P(y_k = 1) = 0 = its truth. A pair of two inactive labels is at its truth (contributes nothing
-    to w); a pair (a, b) with b inactive has exactly one consistent marginal, q_ab(y_a, 0) =
-    q_a(y_a), so it is folded into a's unigram block (its "implicit" pairs, no variables); the pairs
-    within A_i are explicit factors with their own q and multipliers. The restriction is exact
-    whenever no inactive label would move: the activation search checks that, one block of
-    labels per call (fmo_subsets), and adds the best label with a positive gradient to A_i (its
-    pairs with A_i start at the consistent marginal, so w does not change).
-    Weights: the unary block is kept dense; the pair tables as W_e = (D_a, D_b) + X_e with
-    W(1,0) = D_a + X(1,0), W(0,1) = D_b + X(0,1), W(0,0) = -D_a - D_b + X(0,0), W(1,1) = X(1,1),
-    D_a = sum_i C_i (ybar_ia - mu_ia) (every implicit pair's share) and X the explicit pairs'
-    corrections, so that a step on mu_a costs O(|A_i|) instead of O(deg a) table entries; the row
-    sums RX_a = sum_b X_e(a on, b off) - X_e(0, 0) and the neighbours' shares ND_a = sum_{b ~ a} D_b
-    give a's implicit pairs' score in O(|A_i|). (Written for (a, b) in the edge's own order; ND is
-    sum D - D_a on the complete graph, else kept up to date in O(deg) per step.)
-    Unigram step on mu_a: L is quadratic in mu_a, with slope -C_i g and curvature
-    C_i^2 (||x||^2 + 2 (#implicit pairs) + 2 rho (#explicit pairs)), g = x.w_a + implicit pair
-    scores + delta(1) - delta(0) - 2 rho sum_e m_ae (m_ae = lambda_ae - C_i r_ae, r_ae =
-    q_e(a = 1) - mu_a); the minimiser over [0, 1] is exact. Pair step: AFW over the 4 states as in
-    ChainGDMM (a(y) = W_e(y) + 2 rho (m_a [y_a = 1] + m_b [y_b = 1])). Multipliers: lambda -=
-    eta C_i r after each example's sweep."""
-    cdef PairwiseMultiLabelStructure st
-    cdef CSRDataset X
-    cdef double[::1] w          # the unary block dense; the pair block written by coef
-    cdef double[::1] Cs
-    cdef readonly Py_ssize_t n, K, E, nu, n_cols
-    cdef readonly double rho, eta, rho_scale
-    cdef double[::1] D, RX, Xt  # Xt: E x 4 corrections
-    cdef double Dsum
-    cdef readonly bint full     # every pair an edge, in np.triu_indices order (edge index by formula)
-    cdef int[::1] ea, eb        # the edges' endpoints (the tables' [y_ea, y_eb] order)
-    cdef int[::1] edge_of       # K x K -> edge index or -1 (not full)
-    cdef int[::1] deg, nbr_ptr, nbr
-    cdef double[::1] ND         # sum of the neighbours' D (not full)
-    cdef Example *ex
-    cdef uint64_t rng_state
-    cdef Py_ssize_t[::1] order
-    cdef double[::1] scores
-    cdef int[::1] mark
-    cdef int stamp
-    cdef public long long n_fmo_calls, n_activations
-    cdef public double sigma     # CoCoA+'s sigma' (as ChainGDMM.sigma)
-
-    def __cinit__(self):
-        self.ex = NULL
-
-    def __init__(self, PairwiseMultiLabelStructure structure, Cs, double rho=1.0, double eta=0.5,
-                 Py_ssize_t fmo_subsets=1, unsigned long long seed=0):
-        cdef Py_ssize_t i, k, K = structure.n_labels
-        cdef const int *y
-        if rho <= 0 or eta <= 0:
-            raise ValueError("GDMM: rho and eta must be positive")
-        self.st = structure
-        self.X = structure.X
-        self.n = structure.n_examples
-        self.K = K
-        edges = np.asarray(structure.edges, dtype=np.int32).reshape(-1, 2)
-        self.E = edges.shape[0]
-        self.ea = np.ascontiguousarray(edges[:, 0])
-        self.eb = np.ascontiguousarray(edges[:, 1])
-        ta, tb = np.triu_indices(K, 1)
-        self.full = self.E == ta.shape[0] and np.array_equal(edges[:, 0], ta) and np.array_equal(edges[:, 1], tb)
-        self.deg = np.bincount(edges.ravel(), minlength=K).astype(np.int32)
-        self.ND = np.zeros(K)
-        if not self.full:
-            if K * K > 2 ** 31:
-                raise ValueError(f"GDMM: {K} labels on a sparse graph need a K x K edge map")
-            emap = np.full(K * K, -1, dtype=np.int32)
-            emap[edges[:, 0] * K + edges[:, 1]] = np.arange(self.E, dtype=np.int32)
-            emap[edges[:, 1] * K + edges[:, 0]] = np.arange(self.E, dtype=np.int32)
-            self.edge_of = emap
-            ends = np.concatenate([edges[:, 0], edges[:, 1]])
-            other = np.concatenate([edges[:, 1], edges[:, 0]])
-            order = np.argsort(ends, kind="stable")
-            self.nbr = np.ascontiguousarray(other[order], dtype=np.int32)
-            self.nbr_ptr = np.concatenate([[0], np.cumsum(np.asarray(self.deg))]).astype(np.int32)
-        self.n_cols = structure.X.n_cols
-        self.Cs = checked_Cs(Cs, self.n)
-        self.rho_scale = mean_sqnorm(self.X)
-        self.rho = rho * self.rho_scale
-        self.eta = eta
-        self.nu = max(1, min(fmo_subsets, K))
-        self.rng_state = seed
-        self.order = np.arange(max(self.n, 1), dtype=np.intp)
-        self.w = np.zeros(structure.n_weights)
-        self.D = np.zeros(K)
-        self.RX = np.zeros(K)
-        self.Xt = np.zeros(4 * self.E)
-        self.Dsum = 0.0
-        self.scores = np.zeros(K)
-        self.mark = np.zeros(K, dtype=np.int32)
-        self.stamp = 0
-        self.n_fmo_calls = 0
-        self.n_activations = 0
-        self.sigma = 1.0
-        self.ex = <Example *> calloc(max(self.n, 1), sizeof(Example))
-        if self.ex == NULL:
-            raise MemoryError("GDMM factor duals")
-        for i in range(self.n):
-            y = structure._states(i)
-            for k in range(K):
-                if y[k] and self._activate(i, <int> k, 1.0) < 0:
-                    raise MemoryError("GDMM factor duals")
-
-    def __dealloc__(self):
-        cdef Py_ssize_t i
-        if self.ex != NULL:
-            for i in range(max(self.n, 1)):
-                free(self.ex[i].act)
-                free(self.ex[i].mu)
-                free(self.ex[i].pairs)
-            free(self.ex)
+    # ================================================================== binary variables
 
     cdef inline long long _edge(self, int a, int b) noexcept nogil:
         """Index of the edge joining labels a and b (either order), -1 when none."""
@@ -1124,11 +1157,11 @@ cdef class PairwiseGDMM:
             s -= 2.0 * self.D[a] + self.D[b] - self.Xt[4 * e] + self.Xt[4 * e + (2 if self.ea[e] == a else 1)]
         return s
 
-    cdef double _unigram_step(self, Py_ssize_t i, int j, double c, double lw) noexcept nogil:
+    cdef double _label_step(self, Py_ssize_t i, int j, double c, double lw) noexcept nogil:
         """Exact minimisation of L over mu of A_i's j-th label; returns its box FW gap."""
         cdef Example *x = &self.ex[i]
         cdef int a = x.act[j], p, ja, b
-        cdef const int *y = self.st._states(i)
+        cdef const int *y = &self.truth[i * self.K]
         cdef Row r = self.X.row(i)
         cdef PairRec *rec
         cdef double g, h, mu = x.mu[j], msum = 0.0, delta, mnew, gap
@@ -1176,7 +1209,7 @@ cdef class PairwiseGDMM:
                 self._add_X(e, b, a, 0, -c * delta)
         return gap
 
-    cdef double _pair_step(self, Py_ssize_t i, int p, double c) noexcept nogil:
+    cdef double _edge_step(self, Py_ssize_t i, int p, double c) noexcept nogil:
         """AFW on an explicit pair's 4 states; returns its FW gap at the first step."""
         cdef Example *x = &self.ex[i]
         cdef PairRec *rec = &x.pairs[p]
@@ -1263,7 +1296,7 @@ cdef class PairwiseGDMM:
                 k_out[0] = <int> k
         return best
 
-    cdef double _multipliers(self, Py_ssize_t i, double c) noexcept nogil:
+    cdef double _edge_multipliers(self, Py_ssize_t i, double c) noexcept nogil:
         cdef Example *x = &self.ex[i]
         cdef PairRec *rec
         cdef int p
@@ -1277,70 +1310,35 @@ cdef class PairwiseGDMM:
             s += 2.0 * c * (abs(ra) + abs(rb))      # ||r||_1 of the two-component links
         return s
 
-    def run_pass(self, int sweeps=1):
-        """One GDMM iteration: per example (random order), the activation search, `sweeps` sweeps
-        of block steps over its active labels and explicit pairs, then its multiplier step.
-        Returns (sum of the blocks' FW gaps in the first sweep + the activation gains,
-        consistency violation sum_i C_i ||r||_1 / sum_i C_i)."""
-        cdef Py_ssize_t t, i, block
-        cdef int j, p, sweep, k
-        cdef double c, lw = self.st._loss_weight(), total = 0.0, infeas = 0.0, csum = 0.0, g
-        cdef bint oom = False
-        cdef Example *x
-        with nogil:
-            rng_shuffle(&self.rng_state, &self.order[0], self.n)
-            for t in range(self.n):
-                i = self.order[t]
-                c = self.Cs[i]
-                if c <= 0.0:
-                    continue
-                csum += c
-                x = &self.ex[i]
-                block = rng_below(&self.rng_state, self.nu) if self.nu > 1 else 0
-                k = -1
-                g = self._activation_search(i, c, lw, block, &k)
-                if k >= 0 and g > 0.0:
-                    total += c * g
-                    if self._activate(i, k, 0.0) < 0:
-                        oom = True
-                        break
-                    self.n_activations += 1
-                for sweep in range(sweeps):
-                    for j in range(x.n_act):
-                        g = self._unigram_step(i, j, c, lw)
-                        if sweep == 0:
-                            total += g
-                    for p in range(x.n_pair):
-                        g = self._pair_step(i, p, c)
-                        if sweep == 0:
-                            total += g
-                infeas += self._multipliers(i, c)
-        if oom:
-            raise MemoryError("GDMM active sets")
-        return total, infeas / csum if csum > 0 else 0.0
+    cdef int _binary_example(self, Py_ssize_t i, double c, int sweeps, double *total, double *infeas) noexcept nogil:
+        """The activation search, `sweeps` sweeps over example i's active variables and explicit
+        pairs, then its multiplier step; adds the first sweep's gaps and the activation gain to
+        total; -1 on out of memory."""
+        cdef Example *x = &self.ex[i]
+        cdef Py_ssize_t block = rng_below(&self.rng_state, self.nu) if self.nu > 1 else 0
+        cdef int k = -1, j, p, sweep
+        cdef double g, lw = self.lw[i]
+        g = self._activation_search(i, c, lw, block, &k)
+        if k >= 0 and g > 0.0:
+            total[0] += c * g
+            if self._activate(i, k, 0.0) < 0:
+                return -1
+            self.n_activations += 1
+        for sweep in range(sweeps):
+            for j in range(x.n_act):
+                g = self._label_step(i, j, c, lw)
+                if sweep == 0:
+                    total[0] += g
+            for p in range(x.n_pair):
+                g = self._edge_step(i, p, c)
+                if sweep == 0:
+                    total[0] += g
+        infeas[0] += self._edge_multipliers(i, c)
+        return 0
 
-    @property
-    def coef(self):
-        """The weights in the structure's layout (the pair tables written from D and X)."""
-        cdef Py_ssize_t e, s
-        cdef Py_ssize_t off = self.st.pair_off
-        a, b = np.asarray(self.ea), np.asarray(self.eb)
-        D = np.asarray(self.D)
-        T = np.asarray(self.Xt).reshape(-1, 4).copy()
-        T[:, 2] += D[a]
-        T[:, 1] += D[b]
-        T[:, 0] -= D[a] + D[b]
-        w = np.asarray(self.w)
-        w[off:off + 4 * self.E] = T.ravel()
-        return w
-
-    def set_weights(self, const double[::1] w):
-        """w = the given weights (CoCoA+: each round's global w): the unary block copied, the
-        pair tables written as the corrections X over the current shares D (RX recomputed)."""
-        cdef Py_ssize_t j, e, off = self.st.pair_off
+    def _set_weights_binary(self, const double[::1] w):
+        cdef Py_ssize_t j, e, off = self.table_off
         cdef int a, b
-        if w.shape[0] != self.w.shape[0]:
-            raise ValueError(f"set_weights: {w.shape[0]} weights, expected {self.w.shape[0]}")
         for j in range(off):
             self.w[j] = w[j]
         for j in range(self.K):
@@ -1357,51 +1355,23 @@ cdef class PairwiseGDMM:
         for j in range(off, self.w.shape[0]):
             self.w[j] = w[j]
 
-    def dual(self):
-        """-G = sum_i C_i sum_k delta_k . q_k - 1/2 ||w||^2 (the structural dual at consistency)."""
-        cdef Py_ssize_t i
-        cdef int j
-        cdef const int *y
-        cdef double s = 0.0, lw = self.st._loss_weight()
-        for i in range(self.n):
-            y = self.st._states(i)
-            for j in range(self.ex[i].n_act):
-                s += self.Cs[i] * lw * (self.ex[i].mu[j] if not y[self.ex[i].act[j]] else 1.0 - self.ex[i].mu[j])
-        w = self.coef
-        return s - 0.5 * float(np.dot(w, w))
 
-    def primal(self):
-        """1/2 ||w||^2 + sum_i C_i max over the local polytope (the structure's LP oracle)."""
-        cdef Py_ssize_t i
-        w = np.ascontiguousarray(self.coef)
-        s = 0.0
-        for i in range(self.n):
-            if self.Cs[i] > 0.0:
-                _, m, d = self.st.py_oracle(w, i, 1.0)
-                if m + d > 0.0:
-                    s += self.Cs[i] * (m + d)
-        return 0.5 * float(np.dot(w, w)) + s
-
-    def active_set_sizes(self):
-        """(mean |A_i|, mean number of explicit pairs per example)."""
-        cdef Py_ssize_t i
-        cdef long long sa = 0, sp = 0
-        for i in range(self.n):
-            sa += self.ex[i].n_act
-            sp += self.ex[i].n_pair
-        return sa / max(self.n, 1), sp / max(self.n, 1)
+    # ------------------------------------------------------------------ for tests
 
     def activation_search(self, Py_ssize_t i, Py_ssize_t block):
         """(gain, label) of the activation search of example i over block `block` (tests)."""
+        self._require(True, "activation_search")
         cdef int k = -1
-        v = self._activation_search(i, self.Cs[i], self.st._loss_weight(), block, &k)
+        v = self._activation_search(i, self.Cs[i], self.lw[i], block, &k)
         return v, k
 
     def active_labels(self, Py_ssize_t i):
+        self._require(True, "active_labels")
         return [self.ex[i].act[j] for j in range(self.ex[i].n_act)], [self.ex[i].mu[j] for j in range(self.ex[i].n_act)]
 
     def explicit_pairs(self, Py_ssize_t i):
         """[(a, b, q over 2 y_a + y_b, lambda_a, lambda_b)] of example i's explicit pair factors (tests)."""
+        self._require(True, "explicit_pairs")
         cdef Example *x = &self.ex[i]
         cdef PairRec *r
         out = []

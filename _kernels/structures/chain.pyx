@@ -62,6 +62,19 @@ cdef class ChainStructure(Structure):
     cdef Py_ssize_t label_len(self, Py_ssize_t i) noexcept nogil:
         return <Py_ssize_t> (self.starts[i + 1] - self.starts[i])
 
+    def factor_graph(self):
+        """The per-example factor decomposition factorwise solvers (GDMM) train on (factor.pxd's
+        FactorGraph): the tokens as domain variables over the K tags, each adjacent pair of tokens
+        sharing the transition table, the start/end weights on a sequence's first/last token."""
+        from ssvmlinear._kernels.factor import FactorGraph
+        cdef Py_ssize_t i
+        lw = np.empty(self.n_examples)
+        for i in range(self.n_examples):
+            lw[i] = self._loss_weight(i)
+        return FactorGraph(self, self.X, np.asarray(self.starts), np.asarray(self.y), lw, self.n_tags, False,
+                           self.trans_off, self.n_weights, None, self.start_off if self.use_start_end else -1,
+                           self.end_off if self.use_start_end else -1)
+
     cdef const int* true_label(self, Py_ssize_t i) noexcept nogil:
         return &self.y[self.starts[i]]
 

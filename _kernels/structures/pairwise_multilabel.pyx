@@ -118,6 +118,15 @@ cdef class PairwiseMultiLabelStructure(MultiLabelStructure):
         Y = np.asarray(self.y).reshape(self.n_examples, self.n_labels)
         return (PairwiseMultiLabelStructure, (self.X, Y, np.asarray(self.edges).reshape(-1, 2), self.normalize_loss))
 
+    def factor_graph(self):
+        """The per-example factor decomposition factorwise solvers (GDMM) train on (factor.pxd's
+        FactorGraph): the labels as binary variables, a pairwise factor with its own table per edge."""
+        from ssvmlinear._kernels.factor import FactorGraph
+        n, K = self.n_examples, self.n_labels
+        return FactorGraph(self, self.X, np.arange(n + 1, dtype=np.int64) * K, np.asarray(self.y),
+                           np.full(n, self._loss_weight()), K, True, self.pair_off, self.n_weights,
+                           np.asarray(self.edges).reshape(-1, 2))
+
     cdef void _tree(self, const double *w, FactorTree *t) noexcept nogil:
         t.n_vars = self.n_labels
         t.n_card = 2

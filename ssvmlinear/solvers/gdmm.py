@@ -109,30 +109,23 @@ class GDMM(Solver):
 
     @staticmethod
     def _factor_graph(structure):
-        """(domain size K, kernel(Cs, rho, eta, nu, seed)) of a structure whose examples decompose
-        into several factors linked by consistency constraints (chains: tokens and tag pairs;
-        pairwise multi-label: labels and label pairs); None for one factor per example
-        (multiclass, independent multi-label, hierarchies), whose factorwise oracle is its
-        loss-augmented one."""
-        from .._kernels.chain import ChainStructure
-        from .._kernels.gdmm import ChainGDMM, PairwiseGDMM
-        from .._kernels.pairwise_multilabel import PairwiseMultiLabelStructure
-        if isinstance(structure, ChainStructure):
-            return structure.n_tags, lambda Cs, rho, eta, nu, seed: ChainGDMM(
-                structure, Cs, rho=rho, eta=eta, fmo_subsets=nu, sublinear=nu > 1, seed=seed)
-        if isinstance(structure, PairwiseMultiLabelStructure):
-            return structure.n_labels, lambda Cs, rho, eta, nu, seed: PairwiseGDMM(
-                structure, Cs, rho=rho, eta=eta, fmo_subsets=nu, seed=seed)
-        return None
+        """The structure's per-example factor decomposition (its factor_graph(): factor.pxd's
+        FactorGraph) when its examples decompose into several factors linked by consistency
+        constraints (chains: tokens and tag pairs; pairwise multi-label: labels and label pairs);
+        None for one factor per example (multiclass, independent multi-label, hierarchies), whose
+        factorwise oracle is its loss-augmented one."""
+        provide = getattr(structure, "factor_graph", None)
+        return provide() if provide is not None else None
 
     def factor_kernel(self, structure, Cs, seed):
-        """The GDMM kernel of a structure with a factor graph (_factor_graph), else None."""
+        """The GDMM kernel over a structure's factor graph (_factor_graph), else None."""
+        from .._kernels.gdmm import FactorGDMM
         graph = self._factor_graph(structure)
         if graph is None:
             return None
-        K, make = graph
-        nu = auto_subsets(K) if self.fmo_subsets == "auto" else int(self.fmo_subsets)
-        return make(Cs, float(self.rho), float(self.eta), nu, seed)
+        nu = auto_subsets(graph.K) if self.fmo_subsets == "auto" else int(self.fmo_subsets)
+        return FactorGDMM(graph, Cs, rho=float(self.rho), eta=float(self.eta), fmo_subsets=nu,
+                          sublinear=nu > 1, seed=seed)
 
     def local_kernel(self, structure, Cs, seed, exact_violators):
         kernel = self.factor_kernel(structure, Cs, seed)
