@@ -286,3 +286,32 @@ def test_fmo_subsets_auto_takes_the_sublinear_oracles_on_large_domains():
         kernel = GDMM().factor_kernel(structure(X, y, lengths, K), np.ones(len(lengths)), 0)
         assert (kernel.nu, kernel.sublinear) == ((1, False) if K < AUTO_MIN_DOMAIN else (auto_subsets(K), True))
     assert GDMM(fmo_subsets=1).factor_kernel(structure(X, y, lengths, K), np.ones(len(lengths)), 0).nu == 1
+
+
+def test_structures_provide_their_factor_decompositions():
+    """A chain: tokens as domain variables over the K tags, the transition table shared, start/end
+    weights on the first/last token; pairwise multi-label: labels as binary variables, a table per
+    edge; a structure of one factor per example provides none (GDMM's one-factor path)."""
+    from ssvmlinear._kernels.factor import FactorGraph
+    from ssvmlinear._kernels.multiclass import MulticlassStructure
+    from ssvmlinear.models.multilabel import _structure, _fit_edges
+    X, y, lengths = random_chains(n_seq=6, K=4, seed=1)
+    st = structure(X, y, lengths, 4, use_start_end=True, normalize_loss=True)
+    g = st.factor_graph()
+    assert (g.binary, g.K, g.n_examples, g.n_vars, g.n_weights) == (False, 4, 6, X.shape[0], st.n_weights)
+    assert (g.table_off, g.head_off, g.tail_off) == (st.trans_off, st.start_off, st.end_off)
+    assert g.structure is st and g.edges.shape == (0, 2)
+    assert structure(X, y, lengths, 4).factor_graph().head_off == -1
+    Xm, Y = multilabel_problem(n=10, K=5, seed=2)
+    mst = _structure(CSRDataset(Xm, -1.0), Y, _fit_edges("full", Y), False)
+    h = mst.factor_graph()
+    assert (h.binary, h.K, h.n_examples, h.n_vars, h.table_off) == (True, 5, 10, 50, mst.pair_off)
+    np.testing.assert_array_equal(h.edges, np.stack(np.triu_indices(5, 1), 1))
+    assert GDMM._factor_graph(MulticlassStructure(CSRDataset(Xm), np.zeros(10, dtype=np.int32), 3)) is None
+    with pytest.raises(ValueError, match="true states"):
+        FactorGraph(st, st.X, [0, 2], [0], [1.0], 4, False, 0, 10)
+    with pytest.raises(ValueError, match="edge outside"):
+        FactorGraph(mst, mst.X, np.arange(11) * 5, Y, np.ones(10), 5, True, mst.pair_off, mst.n_weights, [[0, 5]])
+    kernel = FactorGDMM(h, np.ones(10))
+    with pytest.raises(ValueError, match="domain variables"):
+        kernel.pair_fmo(0, 0, False)

@@ -532,7 +532,7 @@ cdef class FactorGDMM:
         return s
 
     cdef void _unigram_messages(self, Py_ssize_t g, Py_ssize_t t, Py_ssize_t T, double c) noexcept nogil:
-        """msgL[y] = sum over the token's pairs of m_tf(y), on the support supL (new stamp)."""
+        """msgL[y] = sum over the variable's pair factors of m_tf(y), on the support supL (new stamp)."""
         cdef SVec *v
         cdef int j, y, n_inc = (t > 0) + (t + 1 < T)
         cdef Py_ssize_t K = self.K
@@ -599,7 +599,7 @@ cdef class FactorGDMM:
 
     cdef double _unigram_step(self, Py_ssize_t i, Py_ssize_t g, Py_ssize_t t, Py_ssize_t T, double c,
                               double lw) noexcept nogil:
-        """Block AFW on token g's q_t; returns its FW gap (C_i (a(y*) - q.a)) at the first step,
+        """Block AFW on variable g's q_t; returns its FW gap (C_i (a(y*) - q.a)) at the first step,
         -1 on out of memory."""
         cdef SVec *q = &self.qu[g]
         cdef Row r = self.X.row(g)
@@ -669,7 +669,7 @@ cdef class FactorGDMM:
             self.w[self.tail_off + y] -= c * delta
 
     cdef void _pair_messages(self, Py_ssize_t g, double c) noexcept nogil:
-        """msgL/msgR: m of (token g, pair g) and (token g+1, pair g); muL/muR: q_pair's marginals."""
+        """msgL/msgR: m of (variable g, pair g) and (variable g+1, pair g); muL/muR: q_pair's marginals."""
         cdef SVec *v
         cdef int j, a, b
         cdef Py_ssize_t K = self.K
@@ -909,7 +909,7 @@ cdef class FactorGDMM:
         return gap
 
     cdef double _update_multipliers(self, Py_ssize_t i, double *infeas) noexcept nogil:
-        """(13) for the (token, pair) links of sequence i; returns 0, -1 on OOM. Adds
+        """(13) for the (variable, pair) links of example i; returns 0, -1 on OOM. Adds
         C_i ||r||_1 to infeas."""
         cdef Py_ssize_t t, g, s0 = self.var_ptr[i], T = self.var_ptr[i + 1] - self.var_ptr[i]
         cdef double c = self.Cs[i], s = 0.0, e = self.eta
@@ -979,7 +979,7 @@ cdef class FactorGDMM:
     # ------------------------------------------------------------------ for tests
 
     def unigram_messages(self, Py_ssize_t i, Py_ssize_t t):
-        """Dense sum of the messages into token t of sequence i (K values)."""
+        """Dense sum of the messages into variable t of example i (K values)."""
         self._require(False, "unigram_messages")
         cdef Py_ssize_t s0 = self.var_ptr[i], T = self.var_ptr[i + 1] - s0
         out = np.zeros(self.K)
@@ -990,7 +990,7 @@ cdef class FactorGDMM:
         return out
 
     def unigram_fmo(self, Py_ssize_t i, Py_ssize_t t, Py_ssize_t block):
-        """(value, tag) of the FMO of token t of sequence i searching block `block` of nu."""
+        """(value, state, support) of the FMO of variable t of example i searching block `block` of nu."""
         self._require(False, "unigram_fmo")
         cdef Py_ssize_t s0 = self.var_ptr[i], T = self.var_ptr[i + 1] - s0
         cdef int y
@@ -1001,7 +1001,7 @@ cdef class FactorGDMM:
         return v, y, sup
 
     def pair_fmo(self, Py_ssize_t i, Py_ssize_t t, bint multimap):
-        """(value, a, b) of the FMO of pair (t, t+1) of sequence i: the multimap search or a full scan."""
+        """(value, a, b) of the FMO of pair factor (t, t+1) of example i: the multimap search or a full scan."""
         self._require(False, "pair_fmo")
         cdef Py_ssize_t s0 = self.var_ptr[i]
         cdef int a = -1, b = -1
@@ -1014,7 +1014,7 @@ cdef class FactorGDMM:
         return v, a, b
 
     def pair_message_vectors(self, Py_ssize_t i, Py_ssize_t t):
-        """Dense messages (m of token t, m of token t+1) into pair (t, t+1) of sequence i."""
+        """Dense messages (m of variable t, m of variable t+1) into pair factor (t, t+1) of example i."""
         self._require(False, "pair_message_vectors")
         cdef Py_ssize_t s0 = self.var_ptr[i]
         left, right = np.zeros(self.K), np.zeros(self.K)
@@ -1027,7 +1027,7 @@ cdef class FactorGDMM:
         return left, right
 
     def perturb_transitions(self, entries, values):
-        """Set transition entries (pair indices) through the multimap maintenance (tests)."""
+        """Set entries of the shared table (pair indices) through the multimap maintenance (tests)."""
         self._require(False, "perturb_transitions")
         for p, v in zip(entries, values):
             self._set_transition(int(p), float(v))
