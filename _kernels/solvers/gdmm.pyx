@@ -171,7 +171,6 @@ cdef struct Example:
     PairRec *pairs
 
 
-
 cdef class FactorGDMM:
     """GDMM over a FactorGraph (margin rescaling, Hamming-type loss, per-example C_i).
 
