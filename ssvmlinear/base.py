@@ -4,7 +4,7 @@ before every fit), its validation of the inputs, tags. The estimators are the co
 from sklearn.base import BaseEstimator
 
 from . import validation
-from .params import parameters_section, signature_order
+from .params import fill_docstring, signature_order
 
 # The fitted attributes every estimator's fit sets besides its structure's own (the weights, the
 # classes): "{fit_attributes}" in an estimator's Attributes section. Model._solve sets the solver
@@ -57,17 +57,6 @@ def constraints_of(params):
     return {p.name: p.sklearn_constraints() for p in params}
 
 
-def fill_docstring(doc, params, order):
-    """A class docstring with its "{parameters}" (the numpydoc Parameters section of `params`,
-    listed in `order`) and "{fit_attributes}" (FIT_ATTRIBUTES) filled in, indented as the
-    docstring's sections are (4 spaces)."""
-    if "{parameters}" in doc:
-        doc = doc.replace("{parameters}", parameters_section(params, order).replace("\n", "\n    "))
-    if "{fit_attributes}" in doc:
-        doc = doc.replace("{fit_attributes}", FIT_ATTRIBUTES.replace("\n", "\n    "))
-    return doc
-
-
 class StructuredSSVM(BaseEstimator):
     """scikit-learn's BaseEstimator (get_params/set_params/repr/clone, parameter validation from
     _parameter_constraints) over a core model, whose inputs it checks in scikit-learn's terms.
@@ -82,7 +71,7 @@ class StructuredSSVM(BaseEstimator):
     def __init_subclass__(cls, **kw):
         super().__init_subclass__(**kw)
         if cls.__doc__:      # the Parameters section from the descriptions
-            cls.__doc__ = fill_docstring(cls.__doc__, cls.params, signature_order(cls))
+            cls.__doc__ = fill_docstring(cls.__doc__, cls.params, signature_order(cls), FIT_ATTRIBUTES)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

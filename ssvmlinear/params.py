@@ -293,3 +293,14 @@ def signature_order(cls):
         return []
     return [p.name for p in inspect.signature(cls.__init__).parameters.values()
             if p.name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+
+
+def fill_docstring(doc, params, order=None, fit_attributes=None):
+    """A class docstring with its "{parameters}" (the numpydoc Parameters section of `params`,
+    listed in `order`) and "{fit_attributes}" (the given Attributes entries) filled in, indented
+    as the docstring's sections are (4 spaces)."""
+    if "{parameters}" in doc:
+        doc = doc.replace("{parameters}", parameters_section(params, order).replace("\n", "\n    "))
+    if fit_attributes is not None and "{fit_attributes}" in doc:
+        doc = doc.replace("{fit_attributes}", fit_attributes.replace("\n", "\n    "))
+    return doc

@@ -164,7 +164,7 @@ class Model(Params):
         across sharded fits."""
         from ..distributed import ShardedStructure, check_sharded_fit
         from ..registry import structure_of
-        if type(self)._shard_problem is Model._shard_problem:
+        if self._shard_problem is None:
             raise ValueError(f"{type(self).__name__} does not train on sharded data")
         check_sharded_fit(self, data, structure_of(self).file_kind, sample_weight)
         structures, Cs, classes, bias, n_weights = self._shard_problem(data)
@@ -175,12 +175,11 @@ class Model(Params):
         self._set_weights(w, data.n_features, classes, bias)
         return self._finish_fit()
 
-    def _shard_problem(self, data):
-        """The training problem on ShardedData: (structures, Cs) -- one future per shard of its
-        compiled structure and its C_i, computed on the worker that holds it (data.map) --, the
-        classes, the bias and the weight dimension (None: the first shard's structure's). Models
-        that do not train on a cluster leave it undefined."""
-        raise NotImplementedError
+    # A model that trains on a cluster defines _shard_problem(data): the training problem on
+    # ShardedData -- (structures, Cs), one future per shard of its compiled structure and its C_i,
+    # computed on the worker that holds it (data.map) --, the classes, the bias and the weight
+    # dimension (None: the first shard's structure's). The others (hierarchies) keep None.
+    _shard_problem = None
 
     def _finish_fit(self):
         """The end of every fit: self, or -- when Ctrl-C stopped the solver -- the KeyboardInterrupt

@@ -21,8 +21,8 @@ def check_lengths(lengths, n_rows):
     return lengths.astype(np.int64)
 
 
-# decision_function's (sequences x K x K) temporaries hold at most this many entries (32 MB): a
-# bound on memory, not a speed trade-off
+# decision_function's (sequences x K x K) temporaries hold at most this many entries: a bound on
+# memory, not a speed trade-off (tests/test_chain_decision_function.py checks chunked = whole)
 MAX_MARGINAL_ENTRIES = 1 << 22
 
 

@@ -2,7 +2,7 @@
 `solver__name` in a grid search) without importing it, and their checks."""
 import abc
 
-from ..params import Params, parameters_section
+from ..params import Params, fill_docstring
 
 
 class Solver(Params, abc.ABC):
@@ -48,8 +48,8 @@ class Solver(Params, abc.ABC):
 
     def __init_subclass__(cls, **kw):
         super().__init_subclass__(**kw)
-        if cls.__doc__ and "{parameters}" in cls.__doc__:
-            cls.__doc__ = cls.__doc__.replace("{parameters}", parameters_section(cls.params).replace("\n", "\n    "))
+        if cls.__doc__:
+            cls.__doc__ = fill_docstring(cls.__doc__, cls.params)
 
     def check_params(self):
         """ValueError naming the solver, the parameter and what it accepts, for a bad value."""
