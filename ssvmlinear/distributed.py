@@ -136,6 +136,12 @@ class OneSlackShard:
         b, hsum, calls = self.orc.add_chunks(a, b, hsum, calls)
         return a, b, hsum, calls
 
+    def line_pass(self, w, d, t_max):
+        self.orc.line_pass(w, d, t_max)
+
+    def lines(self):
+        return self.orc.lines()
+
     def set_caches(self, state):
         self.orc.set_caches(state)
 
@@ -197,6 +203,14 @@ class ClusterOneSlackOracle:
     def cache_pass(self, w, a):
         self.run_pass(w, False, False)
         return self.collect(a)
+
+    def line_pass(self, w, d, t_max):
+        self.shards.call("line_pass", w, d, t_max)
+
+    def lines(self):
+        """The shards' lines() joined in shard order: the in-process arrays."""
+        parts = self.shards.call("lines")
+        return tuple(np.concatenate([p[k] for p in parts]) for k in range(3))
 
     def run(self, w, a):
         """The surrogate pass's interface (SurrogatePass.run)."""

@@ -228,3 +228,53 @@ def test_cutting_plane_on_seeded_working_sets_matches_sdcd():
     assert cp.working_set_size == int(np.sum(sdcd.state["loss"] > 0))
     assert cp.dual - 1e-9 <= cp.primal <= cp.dual + tol * Cs.sum() + 1e-9
     assert cp.primal == pytest.approx(sdcd.dual, rel=1e-6)
+
+
+@pytest.mark.parametrize("lse", [False, True])
+def test_line_pass_slopes_rebuild_the_caches_loss_along_the_line(lse):
+    """OCAS's line search: the breakpoints and slope jumps line_pass reports reproduce the caches'
+    loss sum_i C_i loss_i(w + t d) at every t in [0, t_max] (read by a cache pass there), and
+    line_minimum's step is the minimum of 1/2 ||w + t d||^2 plus that loss on a fine grid."""
+    from ssvmlinear._kernels.cuttingplane import OneSlackOracle
+    from ssvmlinear.solvers.cutting_plane import line_minimum
+    st, D, y, lengths, w0 = random_chain_problem(4, n_seq=30, max_T=6, K=4)
+    n = len(lengths)
+    rng = np.random.default_rng(2)
+    Cs = rng.uniform(0.1, 1.0, n)
+    bounds = np.array([0, 7, 7, 19, n])
+    orc = OneSlackOracle(st, Cs, lse, 4, False, bounds)
+    a = np.zeros(st.n_weights)
+    for k in range(4):                                  # fill the caches from a few points
+        orc.run_pass(w0 * rng.uniform(0.0, 1.5) + 0.5 * rng.standard_normal(st.n_weights), True)
+    w = 0.3 * w0 + 0.2 * rng.standard_normal(st.n_weights)
+    d = w0 - w + 0.3 * rng.standard_normal(st.n_weights)
+    t_max = 2.0
+    orc.line_pass(w, d, t_max)
+    slope0, t, jump = orc.lines()
+    assert slope0.shape == (len(bounds) - 1,) and t.shape == jump.shape and np.all((t >= 0) & (t <= t_max))
+    assert t.size >= 5 and np.all(jump > 0)             # convex: the slope only rises
+    loss0 = orc.cache_pass(w, a)[1]
+    grid = np.linspace(0.0, t_max, 801)
+    loss = np.array([orc.cache_pass(w + s * d, a)[1] for s in grid])
+    rebuilt = loss0 + slope0.sum() * grid + np.array([np.sum(jump * np.maximum(s - t, 0.0)) for s in grid])
+    assert np.allclose(rebuilt, loss, rtol=1e-10, atol=1e-9)
+    obj = 0.5 * np.array([(w + s * d) @ (w + s * d) for s in grid]) + loss
+    s = line_minimum(float(w @ d), float(d @ d), float(slope0.sum()), t, jump, t_max)
+    assert 0.0 <= s <= t_max
+    at_s = 0.5 * (w + s * d) @ (w + s * d) + orc.cache_pass(w + s * d, a)[1]
+    assert at_s <= obj.min() + 1e-9 * max(1.0, abs(obj.min()))
+
+
+def test_line_minimum_cases():
+    """Edges of the sweep: no breakpoints, a minimum at a kink, at 0, clipped at t_max."""
+    from ssvmlinear.solvers.cutting_plane import line_minimum
+    empty = np.zeros(0)
+    assert line_minimum(-2.0, 1.0, 0.0, empty, empty, 5.0) == pytest.approx(2.0)
+    assert line_minimum(-2.0, 1.0, 0.0, empty, empty, 1.5) == pytest.approx(1.5)
+    assert line_minimum(1.0, 1.0, -0.5, empty, empty, 5.0) == 0.0
+    # derivative -2 + s - 3 before 1, -2 + s + 2 after: the kink at 1 is the minimum
+    assert line_minimum(-2.0, 1.0, -3.0, np.array([1.0]), np.array([5.0]), 5.0) == pytest.approx(1.0)
+    # two jumps, the root between them: -4 + s - 1 (s < 1), -4 + s + 0 (1 <= s < 3.5)
+    assert line_minimum(-4.0, 1.0, -1.0, np.array([3.5, 1.0]), np.array([2.0, 1.0]), 10.0) == pytest.approx(3.5)
+    assert line_minimum(-3.5, 1.0, -1.0, np.array([3.5, 1.0]), np.array([2.0, 1.0]), 10.0) == pytest.approx(3.5)
+    assert line_minimum(-3.0, 1.0, -1.0, np.array([3.5, 1.0]), np.array([2.0, 1.0]), 10.0) == pytest.approx(3.0)

@@ -68,7 +68,7 @@ def test_clone_and_grid_search_reach_solver_parameters():
     (SDM(shards=1.5), "SDM: shards must be an integer >= 1; got 1.5"),
     (GDMM(rho=-1.0), "GDMM: rho must be a finite number > 0"),
     (Pegasos(search="fast"), "Pegasos: search must be one of"),
-    (CuttingPlane(max_type2=-1), "CuttingPlane: max_type2 must be an integer >= 0"),
+    (CuttingPlane(inactive_after=0), "CuttingPlane: inactive_after must be an integer >= 1"),
     (SDCD(exact_violators="yes"), "SDCD: exact_violators must be True or False"),
 ])
 def test_a_bad_solver_parameter_is_one_line_naming_solver_and_parameter(solver, message):

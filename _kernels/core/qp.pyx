@@ -102,7 +102,7 @@ cdef int simplex_qp_active_set(const double *H, Py_ssize_t ld, const double *b, 
     (m+1)^2 + m+1 doubles, F: m ints. Returns the number of rounds, or -1 when a KKT system was singular
     or the rounds ran out (beta is then feasible, and as good as the last step left it)."""
     cdef Py_ssize_t j, k, p, q, nf = 0, n, blk
-    cdef double t, d, s, gmin, gbest
+    cdef double t, d, s, gmin, gbest, hs
     cdef int r
     cdef Py_ssize_t jbest
     cdef double *x = K + (m + 1) * (m + 1)     # the KKT solution (nf + 1 <= m + 1)
@@ -114,14 +114,21 @@ cdef int simplex_qp_active_set(const double *H, Py_ssize_t ld, const double *b, 
         return -1
     for r in range(max_rounds):
         n = nf + 1
+        # the border (sum(beta) = 1) is scaled to H's diagonal: with 1s beside a Gram of large
+        # entries the last pivot would fall below the singularity threshold for no reason
+        hs = 0.0
+        for p in range(nf):
+            hs = max(hs, H[F[p] * ld + F[p]])
+        if hs <= 0.0:
+            hs = 1.0
         for p in range(nf):
             for q in range(nf):
                 K[p * n + q] = H[F[p] * ld + F[q]]
-            K[p * n + nf] = 1.0
-            K[nf * n + p] = 1.0
+            K[p * n + nf] = hs
+            K[nf * n + p] = hs
             x[p] = b[F[p]]
         K[nf * n + nf] = 0.0
-        x[nf] = 1.0
+        x[nf] = hs
         if _solve_kkt(K, n, x) < 0:
             return -1
         # ratio test along x_F - beta_F
@@ -233,6 +240,11 @@ def solve_simplex_qp(H, b, beta0=None, double total=1.0, double tol=1e-12, int m
     return beta, steps
 
 
+# The Gram part of OneSlackQP's tolerance, relative to its largest diagonal entry: a few hundred
+# times the double epsilon, below which the rounding of G beta hides the pair gap.
+cdef double QP_ROUNDING = 1e-14
+
+
 cdef inline double _dot(const double *x, const double *y, Py_ssize_t d) noexcept nogil:
     # four partial sums: lets the compiler keep several FMAs in flight (no -ffast-math needed)
     cdef double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0
@@ -257,6 +269,8 @@ cdef class OneSlackQP:
     constraint, re-solves, sets w = A' beta (rows with beta > 0 only), xi = max(0, max_j b_j -
     (G beta)_j) and drops constraints whose beta stayed 0 for more than `inactive_after`
     consecutive solves (svm_struct's rule; their beta is 0, so neither w nor the dual changes).
+    The QP is solved to a pair gap of qp_tol times the largest |b_j| (no finer than the rounding
+    of G beta allows).
     """
     cdef readonly Py_ssize_t n_weights
     cdef readonly Py_ssize_t m              # rows in use (row 0 included)
@@ -394,7 +408,7 @@ cdef class OneSlackQP:
         cdef Py_ssize_t d = self.n_weights, j, k, m, keep, cap
         cdef double *row
         cdef double *w = &self.w_view[0] if d > 0 else NULL
-        cdef double s, bj, gmax
+        cdef double s, bj, gmax = 0.0, scale, tol
         if self.m == self.cap and self._reserve(2 * self.cap) < 0:
             return -1
         m = self.m
@@ -412,7 +426,14 @@ cdef class OneSlackQP:
         self.idle[m] = 0
         m += 1
         self.m = m
-        self.qp_steps += simplex_qp_hybrid(self.G, cap, self.b, self.beta, self.grad, m, self.qp_tol,
+        # the tolerance scales with the problem: gradients are differences of terms as large as
+        # max_j b_j and, in rounding, eps times the Gram's largest entry
+        scale = 1.0
+        for j in range(m):
+            scale = max(scale, fabs(self.b[j]))
+            gmax = max(gmax, self.G[j * cap + j])
+        tol = max(self.qp_tol * scale, QP_ROUNDING * gmax)
+        self.qp_steps += simplex_qp_hybrid(self.G, cap, self.b, self.beta, self.grad, m, tol,
                                            self.max_steps, self.K, self.F)
         # w = A' beta over the rows in use
         memset(w, 0, d * sizeof(double))

@@ -33,6 +33,12 @@ from ssvmlinear._kernels.labels cimport LabelStore
 from ssvmlinear._kernels.team cimport ShardWork, Team
 
 
+# Team job kinds of OneSlackOracle
+cdef enum:
+    PASS_JOB = 0
+    LINE_JOB = 1
+
+
 cdef Py_ssize_t _own_lines(Py_ssize_t count, Py_ssize_t itemsize):
     """Row length (items) for a per-chunk buffer that threads write concurrently: at least
     `count` items and no 64-byte cache line shared with the next row whatever the base alignment
@@ -67,8 +73,14 @@ cdef class OneSlackOracle(ShardWork):
     cdef double[::1] chunk_h
     cdef long long[::1] chunk_calls
     cdef long long[::1] chunk_changes  # labels that entered or left the constraint in cache passes
+    cdef double **brk                  # per-chunk breakpoints of the last line pass: (t, slope jump) pairs
+    cdef Py_ssize_t *brk_n
+    cdef Py_ssize_t *brk_cap
+    cdef double[::1] chunk_s0          # per-chunk slope at t = 0+ of the last line pass
     cdef readonly Team team
-    cdef const double *job_w           # the pass being shared (run_pass)
+    cdef const double *job_w           # the pass being shared (run_pass; line_pass: the base point)
+    cdef const double *job_d           # line_pass: the direction
+    cdef double job_tmax
     cdef bint job_oracle, job_rebuild
     cdef int job_status
 
@@ -76,6 +88,9 @@ cdef class OneSlackOracle(ShardWork):
         self.sel = NULL
         self.hbuf = NULL
         self.hcap = NULL
+        self.brk = NULL
+        self.brk_n = NULL
+        self.brk_cap = NULL
         self.klab = NULL
         self.kval = NULL
         self.kwork = NULL
@@ -118,7 +133,12 @@ cdef class OneSlackOracle(ShardWork):
         self.kval = <double **> calloc(self.n_chunks, sizeof(double *))
         self.kwork = <double **> calloc(self.n_chunks, sizeof(double *))
         self.kcap = <Py_ssize_t *> calloc(self.n_chunks, sizeof(Py_ssize_t))
-        if not (self.sel and self.hbuf and self.hcap and self.klab and self.kval and self.kwork and self.kcap):
+        self.brk = <double **> calloc(self.n_chunks, sizeof(double *))
+        self.brk_n = <Py_ssize_t *> calloc(self.n_chunks, sizeof(Py_ssize_t))
+        self.brk_cap = <Py_ssize_t *> calloc(self.n_chunks, sizeof(Py_ssize_t))
+        self.chunk_s0 = np.zeros(self.n_chunks)
+        if not (self.sel and self.hbuf and self.hcap and self.klab and self.kval and self.kwork and self.kcap
+                and self.brk and self.brk_n and self.brk_cap):
             raise MemoryError()
         self.n = structure.n_examples
         for i in range(m):
@@ -133,6 +153,10 @@ cdef class OneSlackOracle(ShardWork):
                 free(self.klab[i])
                 free(self.kval[i])
                 free(self.kwork[i])
+                free(self.brk[i])
+        free(self.brk)
+        free(self.brk_n)
+        free(self.brk_cap)
         free(self.sel)
         free(self.hbuf)
         free(self.hcap)
@@ -331,6 +355,114 @@ cdef class OneSlackOracle(ShardWork):
             self.chunk_changes[c] += changes
         return 0
 
+    cdef int _breakpoint(self, Py_ssize_t c, double t, double jump) noexcept nogil:
+        """Append (t, jump) to chunk c's breakpoints; -1 on OOM."""
+        cdef Py_ssize_t new
+        cdef double *p
+        if self.brk_n[c] == self.brk_cap[c]:
+            new = max(2 * self.brk_cap[c], 64)
+            p = <double *> realloc(self.brk[c], 2 * new * sizeof(double))
+            if p == NULL:
+                return -1
+            self.brk[c] = p
+            self.brk_cap[c] = new
+        self.brk[c][2 * self.brk_n[c]] = t
+        self.brk[c][2 * self.brk_n[c] + 1] = jump
+        self.brk_n[c] += 1
+        return 0
+
+    cdef int _line_chunk(self, Py_ssize_t c) noexcept nogil:
+        """Chunk c's part of the line search along w + t d, t in [0, job_tmax], over the caches:
+        each example's loss restricted to its cache is convex piecewise linear in t (margin: the
+        upper envelope of its labels' lines H_k(w) + t m_k(d) and of y_i's zero line; LSE: the sum
+        of their positive parts). Writes C_i times its right slope at t = 0 (summed) and the
+        points where that slope jumps, with the jumps. -1 on OOM."""
+        cdef Py_ssize_t i, k, K, nxt
+        cdef double C, cc, ce, tcur, tx, tb, eb, s0 = 0.0, tmax = self.job_tmax
+        cdef double *H
+        cdef double *E
+        cdef double *loss
+        cdef double *work = &self.work[c, 0]
+        self.brk_n[c] = 0
+        for i in range(self.bounds[c], self.bounds[c + 1]):
+            C = self.Cs[i]
+            K = self.cache.size[i]
+            if C <= 0.0 or K == 0:
+                continue
+            if self._grow(c, 2 * K, False) < 0:
+                return -1
+            H = self.hbuf[c]
+            E = H + K
+            loss = self.cache.col(i, 0)
+            self.st.margins(self.job_w, i, self.cache.labels(i), <int> K, H, work, False)
+            self.st.margins(self.job_d, i, self.cache.labels(i), <int> K, E, work, False)
+            for k in range(K):
+                H[k] += loss[k]
+            if self.lse:
+                for k in range(K):
+                    if H[k] > 0.0 or (H[k] == 0.0 and E[k] > 0.0):
+                        s0 += C * E[k]
+                        if E[k] < 0.0:
+                            tx = -H[k] / E[k]
+                            if tx <= tmax and self._breakpoint(c, tx, -C * E[k]) < 0:
+                                return -1
+                    elif E[k] > 0.0:
+                        tx = -H[k] / E[k]
+                        if tx <= tmax and self._breakpoint(c, tx, C * E[k]) < 0:
+                            return -1
+                continue
+            # margin: walk the upper envelope from t = 0 (nxt = -1: y_i's zero line)
+            cc = 0.0
+            ce = 0.0
+            for k in range(K):
+                if H[k] > cc or (H[k] == cc and E[k] > ce):
+                    cc, ce = H[k], E[k]
+            s0 += C * ce
+            tcur = 0.0
+            while True:
+                nxt = -2
+                tb = tmax
+                eb = ce
+                if ce < 0.0:             # y_i's zero line overtakes where cc + t ce = 0
+                    tx = max(-cc / ce, tcur)
+                    if tx <= tb:
+                        nxt, tb, eb = -1, tx, 0.0
+                for k in range(K):
+                    if E[k] > ce:
+                        tx = max((cc - H[k]) / (E[k] - ce), tcur)
+                        if tx < tb or (tx == tb and (nxt == -2 or E[k] > eb)):
+                            nxt, tb, eb = k, tx, E[k]
+                if nxt == -2:
+                    break
+                if self._breakpoint(c, tb, C * (eb - ce)) < 0:
+                    return -1
+                cc = H[nxt] if nxt >= 0 else 0.0
+                ce = eb
+                tcur = tb
+        self.chunk_s0[c] = s0
+        return 0
+
+    def line_pass(self, const double[::1] w, const double[::1] d, double t_max):
+        """The caches' loss along w + t d, t in [0, t_max], as slopes (OCAS's line search over the
+        label caches; see _line_chunk): every chunk shared by the team's threads. Read the result
+        with lines()."""
+        if w.shape[0] != self.n_weights or d.shape[0] != self.n_weights:
+            raise ValueError("w and d must have n_weights entries")
+        self.job_w, self.job_d, self.job_tmax, self.job_status = &w[0], &d[0], t_max, 0
+        with nogil:
+            self.team.share(<void *> self, LINE_JOB, 0, self.n_chunks, 1)
+        if self.job_status < 0:
+            raise MemoryError("cutting-plane line search")
+
+    def lines(self):
+        """The last line_pass: (per-chunk slopes at t = 0+, breakpoints t, slope jumps), chunk by
+        chunk in chunk order."""
+        cdef Py_ssize_t c
+        parts = [np.asarray(<double[:2 * self.brk_n[c]]> self.brk[c]).reshape(-1, 2).copy()
+                 if self.brk_n[c] else np.zeros((0, 2)) for c in range(self.n_chunks)]
+        pts = np.concatenate(parts) if parts else np.zeros((0, 2))
+        return np.asarray(self.chunk_s0).copy(), pts[:, 0].copy(), pts[:, 1].copy()
+
     def pass_chunk(self, const double[::1] w, Py_ssize_t c, bint use_oracle, bint rebuild=False):
         """Refresh chunk c's part of the most violated constraint at w (see the module docstring):
         type-I (use_oracle: the loss-augmented oracle's answer joins the cache first) or type-II;
@@ -355,7 +487,10 @@ cdef class OneSlackOracle(ShardWork):
                       Py_ssize_t tid) noexcept nogil:
         cdef Py_ssize_t c
         for c in range(lo, hi):
-            if self._chunk(self.job_w, c, self.job_oracle, self.job_rebuild) < 0:
+            if kind == LINE_JOB:
+                if self._line_chunk(c) < 0:
+                    self.job_status = -1
+            elif self._chunk(self.job_w, c, self.job_oracle, self.job_rebuild) < 0:
                 self.job_status = -1
 
     def run_pass(self, const double[::1] w, bint use_oracle, bint rebuild=False):
@@ -364,7 +499,7 @@ cdef class OneSlackOracle(ShardWork):
             raise ValueError("w has the wrong length")
         self.job_w, self.job_oracle, self.job_rebuild, self.job_status = &w[0], use_oracle, rebuild, 0
         with nogil:
-            self.team.share(<void *> self, 0, 0, self.n_chunks, 1)
+            self.team.share(<void *> self, PASS_JOB, 0, self.n_chunks, 1)
             self.cache.maybe_compact()    # (every thread is done: the blocks growing caches left)
         if self.job_status < 0:
             raise MemoryError("cutting-plane label caches")

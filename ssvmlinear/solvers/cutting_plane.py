@@ -1,5 +1,6 @@
-"""The one-slack cutting plane (Joachims, Finley & Yu 2009, with constraint caching) for margin
-rescaling and convex bi-criteria surrogates, and Balamurugan et al.'s Alg. 1 for the LSE problem."""
+"""The one-slack cutting plane (Joachims, Finley & Yu 2009, with constraint caching and OCAS's line
+search, Franc & Sonnenburg 2009) for margin rescaling and convex bi-criteria surrogates, and
+Balamurugan et al.'s Alg. 1 for the LSE problem."""
 import time
 
 import numpy as np
@@ -14,11 +15,36 @@ from .solver import Solver
 CP_CHUNKS = 32
 # Every this many oracle passes the running constraint accumulators are recomputed from scratch.
 REBUILD_EVERY = 50
-# At most this many type-II (cache) iterations in a row: the paper's kappa2 = 5, its two-loop
-# schedule of Alg. 2 (a type-I pass every kappa2 passes).
-CP_MAX_TYPE2 = 5
-# The restricted QP's tolerance (OneSlackQP).
-QP_TOL = 1e-10
+# OCAS's cutting point (Franc & Sonnenburg 2009): the oracle is called this fraction of the way
+# from the best point to the restricted QP's minimiser; their choice, kept (benchmarks/convergence.py).
+CUT_POINT = 0.1
+# The line search from the best point looks this many times as far as the QP's minimiser: the
+# model's minimiser is rarely overshot by more, and each breakpoint further out costs a sort entry.
+LINE_T_MAX = 2.0
+# The restricted QP's pair-gap tolerance relative to the constraints' largest b (OneSlackQP): far
+# below any stopping rule's, and above the rounding of the QP's gradients at large C.
+QP_TOL = 1e-9
+
+
+def line_minimum(wd, dd, slope0, t, jump, t_max):
+    """argmin over s in [0, t_max] of 1/2 ||w + s d||^2 + R(s), R convex piecewise linear with
+    right slope `slope0` at 0 that rises by jump[j] at t[j] (OneSlackOracle.lines); wd = w . d,
+    dd = d . d. Exact: the derivative wd + s dd + R'(s) is swept over the sorted breakpoints."""
+    if dd <= 0.0 or wd + slope0 >= 0.0:
+        return 0.0
+    order = np.argsort(t, kind="stable")
+    ts = t[order]
+    after = slope0 + np.cumsum(jump[order])           # R' just after each breakpoint
+    before = np.concatenate(([slope0], after[:-1]))   # and just before it
+    base = wd + ts * dd
+    hit = np.flatnonzero((base + before >= 0.0) | (base + after >= 0.0))
+    if hit.size == 0:                                 # the root lies past the last breakpoint
+        last = after[-1] if after.size else slope0
+        return float(min(t_max, -(wd + last) / dd))
+    j = hit[0]
+    if base[j] + before[j] >= 0.0:                    # between breakpoints j-1 and j
+        return float(min(ts[j], max(ts[j - 1] if j else 0.0, -(wd + before[j]) / dd)))
+    return float(ts[j])                               # at the kink
 
 
 def surrogate_problem(loss, convex_only, search):
@@ -41,13 +67,17 @@ def surrogate_problem(loss, convex_only, search):
 
 
 class CuttingPlane(Solver):
-    """One-slack cutting plane with label caches; the LSE problem with loss="lse".
+    """One-slack cutting plane with label caches and OCAS's line search; the LSE problem with loss="lse".
 
-    A step is an iteration: the most violated constraint is built from the per-example label
-    caches (a type-II pass, no oracle; for LSE the caches are Alg. 1's violator sets V_i); when
-    that one is not violated by more than the tolerance, or after `max_type2` type-II iterations
-    in a row, the loss-augmented oracles are called (a type-I pass; their answers join the
-    caches). Passes run in threads over CP_CHUNKS fixed chunks whose parts are summed in chunk
+    A step is an iteration (Franc & Sonnenburg's OCAS over Joachims, Finley & Yu's one-slack
+    problem): the loss restricted to the per-example label caches is minimised exactly on the
+    segment from the best point towards the restricted QP's minimiser (its slopes are swept over
+    the sorted breakpoints), the best point moves there, and the loss-augmented oracles are
+    called at the cutting point a tenth of the way on from it to the QP's minimiser; their answers
+    join the caches (for LSE the caches are Alg. 1's violator sets V_i) and give the most violated
+    constraint, which the QP gains, and the primal there, which may become the best point's.
+    Kelley's plain cutting plane converges in a number of iterations that grows with C, OCAS's
+    far less. Passes run in threads over CP_CHUNKS fixed chunks whose parts are summed in chunk
     order, so results do not depend on n_jobs. The restricted dual QP over the working set of
     constraints (_kernels/core/qp.pyx) is solved by an active-set method polished by SMO,
     warm-started; constraints whose dual weight stayed zero for `inactive_after` iterations are
@@ -55,11 +85,12 @@ class CuttingPlane(Solver):
 
     Bi-criteria surrogates convex in h (slack rescaling, beta/generalized scaling, logloss,
     probloss-convex, microf1): each example's most violated label comes from the search and the
-    constraint is psi's linearisation there; these run the search on every iteration.
+    constraint is psi's linearisation there; without caches there is no line search, so the
+    oracle is called at the QP's minimiser (Kelley's method) and the best point seen is kept.
 
-    The rule (svm_struct's epsilon): the most violated constraint, found with the oracle, is
-    violated by at most tol * sum_i C_i; with the default rule also by at most gap_tol times the
-    primal objective, which bounds the relative duality gap. For LSE the primal reported is that
+    The rule: the best primal found exceeds the QP's dual (a lower bound on the optimum) by at
+    most tol * sum_i C_i (svm_struct's epsilon bounds the same gap); with the default rule also
+    by at most gap_tol times the primal. The model is the best point. For LSE the primal is that
     of the problem restricted to the final caches. On a Dask cluster the chunks live on the
     workers and the model equals the single-process one bit for bit.
 
@@ -106,8 +137,6 @@ class CuttingPlane(Solver):
         Param("cache_size", "int", 10, "Labels kept per example (a ring).", low=1),
         Param("inactive_after", "int", 50, "Iterations after which a constraint of zero dual weight is dropped.",
               low=1),
-        Param("max_type2", "int", CP_MAX_TYPE2, "Type-II iterations in a row at most (0: no limit, svm_struct's "
-              "caching).", low=0),
         Param("init_caches", "any", None, "Seeds the label caches (sizes/labels/loss: a dual solver's state or "
               "a run's `caches`).", type_text="dict or None"),
         Param("oracle", "bool", True, "False: the oracle is never called, so the problem restricted to the "
@@ -115,12 +144,11 @@ class CuttingPlane(Solver):
     )
 
     def __init__(self, search="hull", exact_violators=False, cache_size=10, inactive_after=50,
-                 max_type2=CP_MAX_TYPE2, init_caches=None, oracle=True):
+                 init_caches=None, oracle=True):
         self.search = search
         self.exact_violators = exact_violators
         self.cache_size = cache_size
         self.inactive_after = inactive_after
-        self.max_type2 = max_type2
         self.init_caches = init_caches
         self.oracle = oracle
 
@@ -180,16 +208,16 @@ class CuttingPlaneRun(Run):
         if solver.init_caches is not None:
             self.orc.set_caches(solver.init_caches)
         self.use_oracle = bool(solver.oracle)
-        self.max_type2 = int(solver.max_type2)
-        self.stats = dict(oracle_calls=0, oracle_seconds=0.0, cache_passes=0, oracle_passes=0)
+        self.stats = dict(oracle_calls=0, oracle_seconds=0.0, line_passes=0, oracle_passes=0)
         self.a = np.zeros(structure.n_weights)
         self.qp = OneSlackQP(structure.n_weights, solver.inactive_after, QP_TOL)
         self.xi = 0.0
-        self.hsum = np.nan
-        self.since_oracle = 0
+        self.w_base = np.zeros(structure.n_weights)      # OCAS's best point (the line searches')
+        self.w_best = np.zeros(structure.n_weights)      # the best primal's point: the model
+        self.best = np.inf
+        self.best_pass = 0          # LSE: the oracle pass whose caches measured `best`
         self.iterations = 0
         self.tol, self.gap_tol = problem.tol, problem.gap_tol
-        self.threshold = problem.tol * self.budget     # the violation at which the iterations stop
         self.converged = False
         self.helpers = KernelTeam(team)
         self.helpers.__enter__()
@@ -199,77 +227,93 @@ class CuttingPlaneRun(Run):
         if self.client is not None:
             self.orc.close()
 
-    def cache_pass(self, w):
-        """Type-II pass (no oracle): the most violated constraint over the caches into `a`."""
-        return self.orc.cache_pass(w, self.a)
-
     def oracle_pass(self, w):
-        """Type-I pass: the most violated constraint of the full problem into `a`; (b, hsum)."""
+        """The most violated constraint at w into `a` (the oracles' answers join the caches);
+        (b, hsum): hsum = sum_i C_i loss_i(w), the primal's loss part (LSE: over the caches)."""
         t = time.perf_counter()
         stats = self.stats
         if self.surrogate is not None:
             b, hsum, calls = self.surrogate_pass.run(w, self.a)
-        elif not self.use_oracle:
-            b, hsum, calls = self.cache_pass(w)
         else:
             # the running accumulators are rebuilt from scratch now and then (rounding)
-            self.orc.run_pass(w, True, stats["oracle_passes"] % REBUILD_EVERY == 0)
+            self.orc.run_pass(w, self.use_oracle, stats["oracle_passes"] % REBUILD_EVERY == 0)
             b, hsum, calls = self.orc.collect(self.a)
         stats["oracle_calls"] += calls
         stats["oracle_seconds"] += time.perf_counter() - t
         stats["oracle_passes"] += 1
         return b, hsum
 
+    def cutting_point(self):
+        """OCAS: move the best point to the minimum of the caches' primal on the segment towards
+        the QP's minimiser (and a little past it), then cut a tenth of the way on."""
+        w_qp, w_base = self.qp.w, self.w_base
+        if self.surrogate is not None:
+            return np.array(w_qp)
+        if self.iterations > 1:
+            d = w_qp - w_base
+            self.orc.line_pass(w_base, d, LINE_T_MAX)
+            self.stats["line_passes"] += 1
+            slope0, t, jump = self.orc.lines()
+            w_base += line_minimum(float(w_base @ d), float(d @ d), float(slope0.sum()), t, jump, LINE_T_MAX) * d
+        return w_base + CUT_POINT * (w_qp - w_base)
+
+    def loss_over_caches(self, w):
+        """sum_i C_i loss_i(w) over the current caches (LSE's primal at w, without the oracle)."""
+        return self.orc.cache_pass(w, np.zeros_like(self.a))[1]
+
     def step(self, limit):
-        w, qp = self.qp.w, self.qp
+        qp = self.qp
         self.iterations += 1
-        cached = (self.surrogate is None and self.iterations > 1
-                  and not (self.max_type2 and self.since_oracle >= self.max_type2))
-        self.since_oracle += 1
-        primal = np.nan
-        if cached:
-            # type-II: hs = b - w . a, the constraint's value at w (chunks on the team)
-            b, hs = self.cache_pass(w)[:2]
-            self.stats["cache_passes"] += 1
-        if not cached or hs - self.xi <= self.threshold:
-            b, self.hsum = self.oracle_pass(w)
-            self.since_oracle = 0
-            # the primal at w (LSE: of the problem over the caches, as the final objective)
-            primal = 0.5 * float(w @ w) + self.hsum
-            if self.gap_tol is not None:
-                self.threshold = min(self.tol * self.budget, self.gap_tol * primal)
-            if self.hsum - self.xi <= self.threshold:
-                self.converged = True
-                return Step(1, qp.dual, primal, rule=True, text=f"constraints {qp.n_constraints:4d}")
+        w = self.cutting_point()
+        b, hsum = self.oracle_pass(w)
+        primal = 0.5 * float(w @ w) + hsum
+        if primal < self.best:
+            self.best, self.best_pass = primal, self.stats["oracle_passes"]
+            self.w_best[:] = w
+        if self.converge_test():
+            self.converged = True
+            return Step(1, qp.dual, primal, rule=True, text=f"constraints {qp.n_constraints:4d}")
         self.xi, dual = qp.add(self.a, b)
-        self.hsum = np.nan           # (w moved)
-        return Step(1, dual, primal, text=f"constraints {qp.n_constraints:4d} xi {self.xi:.6g} oracle passes "
-                                          f"{self.stats['oracle_passes']}")
+        return Step(1, dual, primal, text=f"constraints {qp.n_constraints:4d} best {self.best:.10g}")
+
+    def converge_test(self):
+        """The rule: best primal - the QP's dual <= tol * sum_i C_i (and gap_tol * primal)."""
+        def holds():
+            threshold = self.tol * self.budget
+            if self.gap_tol is not None:
+                threshold = min(threshold, self.gap_tol * self.best)
+            return self.best - self.qp.dual <= threshold
+        if not holds():
+            return False
+        if self.lse and self.best_pass != self.stats["oracle_passes"]:
+            # the caches grew since `best` was measured: measure it over the current ones
+            self.best = 0.5 * float(self.w_best @ self.w_best) + self.loss_over_caches(self.w_best)
+            self.best_pass = self.stats["oracle_passes"]
+            return holds()
+        return True
 
     def rule_text(self):
-        return f"the most violated constraint fell to tol={self.tol:.3g}"
+        return f"the duality gap fell to tol={self.tol:.3g} times sum_i C_i"
 
     def weights(self):
-        return self.qp.w
+        return self.w_best
 
     def model(self):
-        return np.array(self.qp.w)     # (not a view: the QP and its constraints are released)
+        return self.w_best.copy()
 
     def final(self, converged, last_primal):
-        w = self.qp.w
-        if not (self.converged and np.isfinite(self.hsum)):
-            self.hsum = self.oracle_pass(w)[1]
-        # margin: the primal objective; LSE: the primal of the problem restricted to the final caches
-        return 0.5 * float(w @ w) + self.hsum, self.qp.dual
+        if self.lse and self.best_pass != self.stats["oracle_passes"]:
+            self.best = 0.5 * float(self.w_best @ self.w_best) + self.loss_over_caches(self.w_best)
+        return self.best, self.qp.dual
 
     def result(self):
         stats, qp = self.stats, self.qp
         bytes_per_iteration = None
         if self.client is not None:    # (w and the running sums; the data travelled once)
             bytes_per_iteration = (self.orc.shards.bytes_sent + self.orc.shards.bytes_received) / max(
-                stats["oracle_passes"] + stats["cache_passes"], 1)
+                stats["oracle_passes"], 1)
         return dict(n_oracle_calls=stats["oracle_calls"], oracle_seconds=stats["oracle_seconds"],
-                    n_oracle_passes=stats["oracle_passes"], n_cache_passes=stats["cache_passes"],
+                    n_oracle_passes=stats["oracle_passes"], n_line_passes=stats["line_passes"],
                     n_constraints=qp.n_constraints, qp_steps=qp.qp_steps, n_changes=self.orc.n_changes,
                     working_set_size=int(self.orc.cache_sizes().sum()), bytes_per_iteration=bytes_per_iteration,
                     caches=self.orc.get_caches() if self.surrogate is None else None)
