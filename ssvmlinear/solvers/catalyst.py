@@ -11,8 +11,9 @@ beta = (1 - sqrt(q)) / (1 + sqrt(q)), q = 1 / (1 + kappa). Every alpha is feasib
 original dual, so the dual at v and the primal at w_k bound the optimum after each centre: a default fit
 stops on their relative gap.
 
-A run can be wrapped when its kernel offers `sigma`, `coef`, `recompute_w()`, `slack_sum()`,
-`dual()` and `primal()`, and the run an `outer_iteration(inner_tol, limit)` (SDM's).
+A run can be wrapped when its kernel offers `sigma`, `coef`, `recompute_w()` and `dual()`, and
+the run `primal()`, `slack_sum()` (at the kernel's w), `outer_iteration(inner_tol, limit)`,
+`kkt_pass()` and `inner_tol` (SDM's and LSE-SDCD's).
 """
 import numpy as np
 
@@ -64,10 +65,13 @@ class CatalystRun(Run):
         # w = v = sum alpha dphi here (a cold start: 0); the first centre is the start itself
         self.last = k.coef.copy()            # w_k-1, then w_k
         self.center = k.coef.copy()
-        self.primal_k = k.primal()
+        self.primal_k = inner.primal()
         self.dual_k = k.dual()
-        self.gap = self.primal_k - self.dual_k
+        # (a restricted primal, as LSE-SDCD's over working sets holding y_i alone, may measure no gap
+        # at the start: the first centre then ends after one outer iteration)
+        self.gap = self.primal_k - self.dual_k if self.primal_k > self.dual_k else np.inf
         self.interrupted = False
+        self.restricted = getattr(inner, "restricted_primal", False)
         self.on_v = False              # the model is v (after a kkt_pass), not w_k
 
     def close(self):
@@ -80,16 +84,21 @@ class CatalystRun(Run):
         np.multiply(w, sigma, out=w)         # w = (v + kappa c) / (1 + kappa)
         w += (kappa * sigma) * self.center
         passes = cycles = 0
+        target = CATALYST_INNER * self.gap
         while True:
             passes += self.inner.outer_iteration(self.inner_tol, limit - passes)
             cycles += 1
             ww = float(np.dot(w, w))
-            slack = k.slack_sum()
+            slack = self.inner.slack_sum()
             # inner primal 1/2|w|^2 + kappa/2 |w - c|^2 + slack minus the inner dual
             # L - (1 + kappa)/2 |w|^2 + kappa/2 |c|^2, L = dual() + 1/2 |w|^2
             # (no temporary of the weight dimension)
             inner_gap = (0.5 + kappa) * ww - kappa * float(np.dot(w, self.center)) + slack - k.dual()
-            if inner_gap <= CATALYST_INNER * self.gap or passes >= limit:
+            if cycles == 1 and self.restricted:
+                # gaps over working sets that grew since the last centre are not comparable with
+                # its gap: the target is relative to this centre's first one as well
+                target = CATALYST_INNER * max(self.gap, inner_gap)
+            if inner_gap <= target or passes >= limit:
                 break
             if cycles >= CATALYST_CYCLES:
                 self.inner_tol *= 0.1
@@ -118,7 +127,7 @@ class CatalystRun(Run):
             return Step(passes + 1, self.dual_k, primal, rule=False,
                         text=f"kappa {kappa:.3g}  violation {viol:.3e}")
         self.on_v = True
-        self.primal_k = k.primal()
+        self.primal_k = self.inner.primal()
         return Step(passes + 1, self.dual_k, self.primal_k, rule=True, text=f"kappa {kappa:.3g}  violation {viol:.3e}")
 
     def rule_text(self):
@@ -135,7 +144,7 @@ class CatalystRun(Run):
 
     def final(self, converged, last_primal):
         if self.interrupted:
-            return self.kernel.primal(), self.kernel.dual()
+            return self.inner.primal(), self.kernel.dual()
         return self.primal_k, self.dual_k
 
     def result(self):

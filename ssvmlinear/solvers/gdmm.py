@@ -5,7 +5,7 @@ import math
 import numpy as np
 
 from .bcfw import BCFWRun, GapRuleRun
-from .loop import Step
+from .loop import GAP_CHECK_EVERY, Step, gap_too_large
 from ..params import Param
 from .solver import Solver
 
@@ -44,7 +44,9 @@ class GDMM(Solver):
     A step is a pass; it reports the sum of the blocks' Frank-Wolfe gaps and the consistency
     violation (sum_i C_i ||M q_pair - q_token||_1 / sum_i C_i T_i; multi-label: / sum_i C_i).
     The rule: gaps <= tol times the dual and violation <= tol (the dual -G(q) is the structural
-    dual only at consistency). No warm start; one thread. On a Dask cluster: inside CoCoA+.
+    dual only at consistency); a default fit also stops, checked every GAP_CHECK_EVERY passes,
+    when violation <= tol and the relative duality gap is at most gap_tol. No warm start; one
+    thread. On a Dask cluster: inside CoCoA+.
 
     {parameters}
 
@@ -164,14 +166,22 @@ class GDMMRun(GapRuleRun):
     def __init__(self, kernel, problem):
         self.kernel = kernel
         self.tol = problem.tol
+        self.gap_tol = problem.gap_tol
         self.violations = []
 
     def step(self, limit):
         gaps, violation = self.kernel.run_pass()
         self.violations.append(violation)
         dual = self.kernel.dual()
-        return Step(1, dual, rule=self.rule(gaps, violation, dual),
-                    text=f"block gaps {gaps:.4g} violation {violation:.3g}")
+        rule = self.rule(gaps, violation, dual)
+        primal = np.nan
+        if (not rule and self.gap_tol is not None and violation <= self.tol
+                and len(self.violations) % GAP_CHECK_EVERY == 0):
+            # a default fit: at consistency the duality gap itself may end the fit, long before
+            # the augmented Lagrangian's block gaps fall to tol at large C
+            primal = self.kernel.primal()
+            rule = not gap_too_large(primal, dual, self.gap_tol)
+        return Step(1, dual, primal, rule=rule, text=f"block gaps {gaps:.4g} violation {violation:.3g}")
 
     def rule_text(self):
         return f"the block gaps and the consistency violation fell to tol={self.tol:.3g}"

@@ -1,6 +1,8 @@
 """LSE-SDCD: sequential dual coordinate descent for the linear summed error (LSE) problem
 (_kernels/solvers/sdcd.pyx; Balamurugan et al., Alg. 2)."""
 
+import numpy as np
+
 from .loop import GAP_CHECK_EVERY, Run, Step
 from ..params import Param
 from .solver import Solver
@@ -12,7 +14,9 @@ class SDCD(Solver):
     A step is a pass: type-I passes (oracle) until pass kappa1, then type-II passes (working sets
     only) with a type-I pass every kappa2 passes. The rule (the paper's, scaled with C): a type-I
     pass in which no example's sum of squared dual changes divided by C_i exceeds tol
-    (deltathresh, 1e-4 in the paper, where C = 1). On a Dask cluster it runs inside CoCoA+.
+    (deltathresh, 1e-4 in the paper, where C = 1). At large C (C R^2 above
+    catalyst.CATALYST_SCALE) it runs inside Catalyst, whose centres are a type-I pass and
+    kappa2 - 1 type-II passes each. On a Dask cluster it runs inside CoCoA+.
 
     {parameters}
 
@@ -63,7 +67,10 @@ class SDCD(Solver):
         return None if loss == "lse" else "not available"
 
     def start_local(self, problem):
-        return SDCDRun(self, problem)
+        from .catalyst import CatalystRun, catalyst_kappa
+        run = SDCDRun(self, problem)
+        kappa = catalyst_kappa(problem.structure, problem.Cs)
+        return CatalystRun(run, kappa, problem.gap_tol) if kappa > 0 else run
 
     # CoCoA+ (cocoa.py)
     def local_kernel(self, structure, Cs, seed, exact_violators):
@@ -98,10 +105,11 @@ class SDCDRun(Run):
                                  bool(problem.exact_violators or solver.exact_violators))
         if problem.state is not None:
             self.kernel.set_state(problem.state, problem.Cs)
-        primal = problem.primal
-        self.primal = (lambda: primal(self.kernel.coef)) if primal is not None else self.kernel.restricted_primal
+        self.full_primal = problem.primal
+        self.restricted_primal = problem.primal is None     # (Catalyst: its gaps are over V_i)
         self.kappa1, self.kappa2 = int(solver.kappa1), int(solver.kappa2)
         self.tol = problem.tol
+        self.inner_tol = problem.tol
         self.keep_state = problem.keep_state
         self.passes = self.type1 = 0
         self.get_max_y = True
@@ -122,6 +130,33 @@ class SDCDRun(Run):
         return Step(1, self.kernel.dual(), rule=type1 and changed == 0,
                     periodic=type1 and self.type1 % GAP_CHECK_EVERY == 0,
                     text=f"{'type-I ' if type1 else 'type-II'} changed {changed:7d} max change {vmax:.3e}")
+
+    def primal(self):
+        if self.full_primal is not None:
+            return self.full_primal(self.kernel.coef)
+        return self.kernel.restricted_primal()
+
+    def slack_sum(self):
+        """Catalyst's hook: the primal's loss part at the kernel's w."""
+        if self.full_primal is not None:
+            w = self.kernel.coef
+            return self.full_primal(w) - 0.5 * float(np.dot(w, w))
+        return self.kernel.restricted_slack_sum()
+
+    def outer_iteration(self, inner_tol, limit):
+        """Catalyst's hook: a type-I pass and then type-II passes, kappa2 in all (fewer when the
+        limit says so); returns passes."""
+        self.kernel.run_pass(True, inner_tol)
+        passes = 1
+        while passes < min(self.kappa2, limit):
+            self.kernel.run_pass(False, inner_tol)
+            passes += 1
+        return passes
+
+    def kkt_pass(self):
+        """Catalyst's hook with an explicit tol: a type-I pass of the original problem; returns
+        its largest dual change (the rule holds when it is at most tol)."""
+        return self.kernel.run_pass(True, self.tol)[1]
 
     def result(self):
         k = self.kernel

@@ -195,6 +195,10 @@ class SDMRun(Run):
     def rule_text(self):
         return f"the KKT violation fell to tol={self.tol:.3g}"
 
+    def slack_sum(self):
+        """Catalyst's hook: sum_i C_i max_y H_i(y) at the kernel's w (an oracle pass)."""
+        return self.kernel.slack_sum()
+
     def kkt_pass(self):
         """Catalyst's hook with an explicit tol: a type-I pass of the original problem (sigma = 1,
         w = v); returns its largest KKT violation (the plain rule's measure)."""
