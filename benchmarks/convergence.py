@@ -1,8 +1,7 @@
 """Do the default fits converge? Every dual solver at its defaults on three data sets and four C.
 
 Solvers (the estimators' default rule, tol=None): SDM (-s 0), LSE-SDCD (-s 1), the one-slack
-cutting plane with margin rescaling (-s 2) and with the LSE (-s 3), GDMM (-s 6); on request
-sdcd-full and cp-lse-full, the same on the full LSE problem (exact_violators=True). Data:
+cutting plane with margin rescaling (-s 2) and with the LSE (-s 3), GDMM (-s 6). Data:
   ocr-chain   ChainSSVM on OCR words, folds 1-9 (47,535 letters, 6,251 words, 26 tags)
   ocr-letters MulticlassSSVM(fit_intercept=False) on the same letters as independent examples
   scene       MultiLabelSSVM (independent labels) on scene's training set (1,211 examples)
@@ -13,7 +12,6 @@ relative gap <= 1 %). Every fit runs in this process, one after the other.
 
     python benchmarks/convergence.py                                  # everything (long at C = 10)
     python benchmarks/convergence.py --C 0.01 0.1 --data ocr-letters scene --solvers sdm cp
-    python benchmarks/convergence.py --data ocr-chain --solvers sdcd-full cp-lse-full   # the full LSE problem
 """
 import argparse
 import json
@@ -26,9 +24,6 @@ from pathlib import Path
 DATA = Path(__file__).resolve().parent.parent / "data"
 SOLVERS = {"sdm": ("sdm", "margin"), "sdcd": ("sdcd", "lse"), "cp": ("cutting-plane", "margin"),
            "cp-lse": ("cutting-plane", "lse"), "gdmm": ("gdmm", "margin")}
-# not by default: the full LSE problem (exact_violators: the k-best search adds every violating
-# label, so the fixed point is the full problem's optimum, not that over the final working sets)
-FULL_LSE = {"sdcd-full": ("sdcd", "lse"), "cp-lse-full": ("cutting-plane", "lse")}
 
 
 def load(name):
@@ -38,12 +33,8 @@ def load(name):
     return load_svmlight_file(DATA / "ocr_letters_train.svm.gz", n_features=128)
 
 
-def estimator(data, name, C, max_iter):
+def estimator(data, solver, loss, C, max_iter):
     from ssvmlinear import ChainSSVM, MulticlassSSVM, MultiLabelSSVM
-    from ssvmlinear.solvers import SDCD, CuttingPlane
-    solver, loss = {**SOLVERS, **FULL_LSE}[name]
-    if name in FULL_LSE:
-        solver = SDCD(exact_violators=True) if solver == "sdcd" else CuttingPlane(exact_violators=True)
     kw = dict(C=C, solver=solver, loss=loss, max_iter=max_iter)
     if data == "ocr-chain":
         return ChainSSVM(**kw)
@@ -54,7 +45,8 @@ def estimator(data, name, C, max_iter):
 
 def run(data, name, C, arrays, max_iter):
     from ssvmlinear import ConvergenceWarning
-    est = estimator(data, name, C, max_iter)
+    solver, loss = SOLVERS[name]
+    est = estimator(data, solver, loss, C, max_iter)
     args = arrays if data == "ocr-chain" else arrays[:2]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
@@ -74,7 +66,7 @@ def run(data, name, C, arrays, max_iter):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", nargs="+", default=["ocr-chain", "ocr-letters", "scene"])
-    ap.add_argument("--solvers", nargs="+", default=list(SOLVERS), choices=list(SOLVERS) + list(FULL_LSE))
+    ap.add_argument("--solvers", nargs="+", default=list(SOLVERS), choices=list(SOLVERS))
     ap.add_argument("--C", type=float, nargs="+", default=[0.01, 0.1, 1.0, 10.0])
     ap.add_argument("--max-iter", type=int, default=1000)
     ap.add_argument("--json", help="also write the rows to this file")
