@@ -122,11 +122,11 @@ def test_accelerated_sdm_at_large_C_reaches_the_op1_optimum(seed):
     """Default fits at large C run SDM inside Catalyst (prox centres, Nesterov extrapolation): the
     reported objectives are the true primal of the returned w (over all labellings) and a dual
     bound, and a tight gap tolerance reaches the SLSQP optimum."""
-    from ssvmlinear.solvers.catalyst import catalyst_kappa
+    from ssvmlinear.solvers.catalyst import CATALYST_SCALE, catalyst_kappa
     K = 2 if seed % 2 else 3
     st, D, y, lengths, _ = random_chain_problem(seed, n_seq=4, max_T=3, K=K)
     blocks = enumerate_dphi(st, D, y, lengths, K)
-    C = 1000.0 / (np.sum(st.X.sqnorms) / len(lengths))       # C R^2 = 1000: kappa = 9
+    C = 10 * CATALYST_SCALE / (np.sum(st.X.sqnorms) / len(lengths))     # C R^2 = 10 CATALYST_SCALE
     Cs = np.full(len(lengths), C)
     assert catalyst_kappa(st, Cs) == pytest.approx(9.0)
     ref_dual, ref_w = lme_reference(blocks, C)

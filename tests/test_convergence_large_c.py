@@ -75,7 +75,7 @@ def test_lse_sdcd_with_an_explicit_tol_at_large_c_runs_accelerated_and_keeps_its
         est.fit(X, y, lengths)
     assert est.converged_
     assert 0.0 <= est.objective_ - est.dual_objective_ <= 0.01 * est.objective_
-    assert catalyst.catalyst_kappa(*_structure_and_cs(est, X, y, lengths), catalyst.CATALYST_SCALE_SDCD) > 0
+    assert catalyst.catalyst_kappa(*_structure_and_cs(est, X, y, lengths)) > 0
 
 
 def _structure_and_cs(est, X, y, lengths):

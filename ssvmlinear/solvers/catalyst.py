@@ -19,13 +19,10 @@ import numpy as np
 
 from .loop import Run, Step, gap_too_large
 
-# kappa makes C R^2 / (1 + kappa) = CATALYST_SCALE (below it, kappa = 0: no acceleration); tuned
-# on OCR chains at large C (benchmarks/large_c.py).
-CATALYST_SCALE = 100.0
-# LSE-SDCD's: its box-constrained coordinate steps lose more to conditioning than SDM's, and at
-# 10 it takes a third of the passes of 100 on OCR chains, letters and scene from C R^2 = 30 on
-# (benchmarks/convergence.py).
-CATALYST_SCALE_SDCD = 10.0
+# kappa makes C R^2 / (1 + kappa) = CATALYST_SCALE (below it, kappa = 0: no acceleration). 10, not
+# 100: SDM and LSE-SDCD then need far fewer passes on OCR letters, scene and OCR chains from C = 1
+# on, and no more on chains at C = 10 (benchmarks/convergence.py, benchmarks/large_c.py).
+CATALYST_SCALE = 10.0
 CATALYST_INNER = 0.5      # a centre's inner gap target, relative to the last centre's gap
 CATALYST_CYCLES = 4       # inner outer iterations before the inner tolerance is cut by 10
 # With an explicit tol, centres whose relative gap is above this skip the pass that measures the
@@ -33,16 +30,15 @@ CATALYST_CYCLES = 4       # inner outer iterations before the inner tolerance is
 KKT_CHECK_GAP = 0.01
 
 
-def catalyst_kappa(structure, Cs, scale=None):
-    """The proximal weight for this problem: max(0, mean C_i R^2 / scale - 1), R^2 = the squared
-    norm of the data rows per example (bias included), C_i > 0; scale: CATALYST_SCALE by default."""
+def catalyst_kappa(structure, Cs):
+    """The proximal weight for this problem: max(0, mean C_i R^2 / CATALYST_SCALE - 1), R^2 = the
+    squared norm of the data rows per example (bias included), C_i > 0."""
     X = getattr(structure, "X", None)
     Cs = np.asarray(Cs, dtype=np.float64)
     if X is None or structure.n_examples == 0 or not np.any(Cs > 0):
         return 0.0
     r2 = float(np.sum(X.sqnorms)) / structure.n_examples
-    scale = CATALYST_SCALE if scale is None else scale
-    return max(0.0, float(np.mean(Cs[Cs > 0])) * r2 / scale - 1.0)
+    return max(0.0, float(np.mean(Cs[Cs > 0])) * r2 / CATALYST_SCALE - 1.0)
 
 
 class CatalystRun(Run):

@@ -16,8 +16,8 @@ CP_CHUNKS = 32
 # Every this many oracle passes the running constraint accumulators are recomputed from scratch.
 REBUILD_EVERY = 50
 # OCAS's cutting point (Franc & Sonnenburg 2009): the oracle is called this fraction of the way
-# from the best point to the restricted QP's minimiser. Their 0.1 takes two to three times the
-# iterations on OCR letters and chains at C >= 1 (benchmarks/convergence.py).
+# from the best point to the restricted QP's minimiser. Their 0.1 takes several times the
+# iterations on OCR letters and chains from C = 1 on (benchmarks/convergence.py).
 CUT_POINT = 0.01
 # The line search from the best point looks this many times as far as the QP's minimiser: the
 # model's minimiser is rarely overshot by more, and each breakpoint further out costs a sort entry.

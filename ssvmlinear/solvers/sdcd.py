@@ -15,7 +15,7 @@ class SDCD(Solver):
     only) with a type-I pass every kappa2 passes. The rule (the paper's, scaled with C): a type-I
     pass in which no example's sum of squared dual changes divided by C_i exceeds tol
     (deltathresh, 1e-4 in the paper, where C = 1). At large C (C R^2 above
-    catalyst.CATALYST_SCALE_SDCD) it runs inside Catalyst, whose centres are a type-I pass and
+    catalyst.CATALYST_SCALE) it runs inside Catalyst, whose centres are a type-I pass and
     kappa2 - 1 type-II passes each. On a Dask cluster it runs inside CoCoA+.
 
     {parameters}
@@ -67,10 +67,10 @@ class SDCD(Solver):
         return None if loss == "lse" else "not available"
 
     def start_local(self, problem):
-        from . import catalyst
+        from .catalyst import CatalystRun, catalyst_kappa
         run = SDCDRun(self, problem)
-        kappa = catalyst.catalyst_kappa(problem.structure, problem.Cs, catalyst.CATALYST_SCALE_SDCD)
-        return catalyst.CatalystRun(run, kappa, problem.gap_tol) if kappa > 0 else run
+        kappa = catalyst_kappa(problem.structure, problem.Cs)
+        return CatalystRun(run, kappa, problem.gap_tol) if kappa > 0 else run
 
     # CoCoA+ (cocoa.py)
     def local_kernel(self, structure, Cs, seed, exact_violators):
