@@ -153,9 +153,6 @@ class OneSlackShard:
     def cache_sizes(self):
         return np.zeros(self.n, dtype=np.int64) if self.surrogate else self.orc.cache_sizes()
 
-    def n_changes(self):
-        return 0 if self.surrogate else self.orc.n_changes
-
     def get_label_lengths(self):
         return self.label_lengths
 
@@ -236,10 +233,6 @@ class ClusterOneSlackOracle:
 
     def cache_sizes(self):
         return np.concatenate(self.shards.call("cache_sizes"))
-
-    @property
-    def n_changes(self):
-        return int(sum(self.shards.call("n_changes")))
 
     def close(self):
         self.shards.close()

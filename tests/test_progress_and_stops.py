@@ -195,3 +195,21 @@ def test_ctrl_c_stops_ssvm_train_with_status_130_and_no_model(tmp_path):
     assert "Traceback" not in err
     assert not model.exists()
     assert not [f for f in os.listdir(tmp_path) if f.endswith(".tmp")]
+
+
+def test_ctrl_c_in_the_cutting_planes_first_iteration_reports_the_primal_at_zero(monkeypatch):
+    """No iteration completed: the model is w = 0 and its objective is measured, not infinite."""
+    from ssvmlinear.solvers import cutting_plane
+    X, y = planted()
+    original, calls = cutting_plane.CuttingPlaneRun.oracle_pass, []
+
+    def interrupt_the_first(run, w):
+        calls.append(1)
+        if len(calls) == 1:
+            raise KeyboardInterrupt
+        return original(run, w)
+    monkeypatch.setattr(cutting_plane.CuttingPlaneRun, "oracle_pass", interrupt_the_first)
+    clf = MulticlassSSVM(C=1.0, solver="cutting-plane")
+    with pytest.raises(KeyboardInterrupt):
+        clf.fit(X, y)
+    assert np.all(clf.coef_ == 0.0) and clf.objective_ == pytest.approx(X.shape[0] * 1.0)

@@ -303,7 +303,9 @@ class CuttingPlaneRun(Run):
         return self.w_best.copy()
 
     def final(self, converged, last_primal):
-        if self.lse and self.best_pass != self.stats["oracle_passes"]:
+        if not np.isfinite(self.best):          # (Ctrl-C before the first iteration ended: w = 0)
+            self.best = self.oracle_pass(self.w_best)[1]
+        elif self.lse and self.best_pass != self.stats["oracle_passes"]:
             self.best = 0.5 * float(self.w_best @ self.w_best) + self.loss_over_caches(self.w_best)
         return self.best, self.qp.dual
 
@@ -315,6 +317,6 @@ class CuttingPlaneRun(Run):
                 stats["oracle_passes"], 1)
         return dict(n_oracle_calls=stats["oracle_calls"], oracle_seconds=stats["oracle_seconds"],
                     n_oracle_passes=stats["oracle_passes"], n_line_passes=stats["line_passes"],
-                    n_constraints=qp.n_constraints, qp_steps=qp.qp_steps, n_changes=self.orc.n_changes,
+                    n_constraints=qp.n_constraints, qp_steps=qp.qp_steps,
                     working_set_size=int(self.orc.cache_sizes().sum()), bytes_per_iteration=bytes_per_iteration,
                     caches=self.orc.get_caches() if self.surrogate is None else None)
