@@ -83,3 +83,22 @@ def _structure_and_cs(est, X, y, lengths):
     from ssvmlinear._kernels.dataset import CSRDataset
     st = ChainStructure(CSRDataset(sp.csr_matrix(X), -1.0), np.asarray(y, dtype=np.int32), lengths, 4, False, False)
     return st, np.full(len(lengths), est.C)
+
+
+def test_accelerated_lse_sdcd_and_gdmm_reach_independent_optima_at_large_c():
+    """At C = 10, LSE-SDCD inside Catalyst (exact violators, tight tol) reaches the full LSE
+    optimum the LSE cutting plane reaches, and GDMM's default fit, stopped by its gap check, is
+    within 1 % of SDM's margin-rescaling optimum."""
+    from ssvmlinear.solvers import GDMM, SDCD, CuttingPlane
+    X, y, lengths = random_chains(n_seq=12, max_T=4, K=3, d=8, seed=5)
+    sdcd = ChainSSVM(C=10.0, loss="lse", solver=SDCD(exact_violators=True), tol=1e-12, max_iter=100000)
+    cp = ChainSSVM(C=10.0, loss="lse", solver=CuttingPlane(exact_violators=True), tol=1e-7, max_iter=10000)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        sdcd.fit(X, y, lengths)
+        cp.fit(X, y, lengths)
+    assert cp.converged_
+    assert sdcd.dual_objective_ == pytest.approx(cp.dual_objective_, rel=1e-4)
+    sdm = ChainSSVM(C=10.0, tol=1e-8, max_iter=100000).fit(X, y, lengths)
+    gdmm = converged_fit(ChainSSVM(C=10.0, solver=GDMM()), X, y, lengths)
+    assert sdm.dual_objective_ - 1e-9 <= gdmm.objective_ <= 1.01 * sdm.objective_

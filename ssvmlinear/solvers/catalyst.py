@@ -72,7 +72,7 @@ class CatalystRun(Run):
         # at the start: the first centre then ends after one outer iteration)
         self.gap = self.primal_k - self.dual_k if self.primal_k > self.dual_k else np.inf
         self.interrupted = False
-        self.restricted = getattr(inner, "restricted_primal", False)
+        self.restricted = getattr(inner, "working_set_primal", False)
         self.on_v = False              # the model is v (after a kkt_pass), not w_k
 
     def close(self):

@@ -212,7 +212,6 @@ class CuttingPlaneRun(Run):
         self.stats = dict(oracle_calls=0, oracle_seconds=0.0, line_passes=0, oracle_passes=0)
         self.a = np.zeros(structure.n_weights)
         self.qp = OneSlackQP(structure.n_weights, solver.inactive_after, QP_TOL)
-        self.xi = 0.0
         self.w_base = np.zeros(structure.n_weights)      # OCAS's best point (the line searches')
         self.w_best = np.zeros(structure.n_weights)      # the best primal's point: the model
         self.best = np.inf
@@ -274,7 +273,7 @@ class CuttingPlaneRun(Run):
         if self.converge_test():
             self.converged = True
             return Step(1, qp.dual, primal, rule=True, text=f"constraints {qp.n_constraints:4d}")
-        self.xi, dual = qp.add(self.a, b)
+        dual = qp.add(self.a, b)[1]
         return Step(1, dual, primal, text=f"constraints {qp.n_constraints:4d} best {self.best:.10g}")
 
     def converge_test(self):

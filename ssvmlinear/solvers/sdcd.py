@@ -106,7 +106,7 @@ class SDCDRun(Run):
         if problem.state is not None:
             self.kernel.set_state(problem.state, problem.Cs)
         self.full_primal = problem.primal
-        self.restricted_primal = problem.primal is None     # (Catalyst: its gaps are over V_i)
+        self.working_set_primal = problem.primal is None     # (Catalyst: its gaps are over V_i)
         self.kappa1, self.kappa2 = int(solver.kappa1), int(solver.kappa2)
         self.tol = problem.tol
         self.inner_tol = problem.tol
