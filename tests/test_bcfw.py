@@ -8,6 +8,7 @@ import scipy.sparse as sp
 
 from ssvmlinear import ChainSSVM, HierarchicalSSVM, MulticlassSSVM, MultiLabelSSVM
 from ssvmlinear._kernels.dataset import CSRDataset
+from ssvmlinear._kernels.bcfw import BCFWSolver
 from ssvmlinear._kernels.multiclass import MulticlassStructure
 from ssvmlinear.solvers import BCFW, SDM, solve
 
@@ -26,6 +27,25 @@ def test_bcfw_equals_the_qp_on_pairwise_multilabel():
     assert est.converged_ and primal(est, rows, np.full(12, 0.5), False) == pytest.approx(ref, rel=1e-4)
     assert est.dual_objective_ <= ref * (1 + 1e-9) and est.dual_objective_ == pytest.approx(ref, rel=1e-4)
     assert est.objective_ >= ref * (1 - 1e-9)
+
+
+@pytest.mark.parametrize("away_steps", [False, True])
+def test_bcfw_moves_an_example_without_features(away_steps):
+    """An all-zero row has no curvature along any step: the dual rises linearly towards the
+    oracle's label and the whole step is taken (it once took none, leaving its gap C_i open)."""
+    rng = np.random.default_rng(4)
+    X = sp.random(60, 8, density=0.4, format="csr", random_state=4).tolil()
+    X[7, :] = 0.0
+    X = X.tocsr()
+    y = rng.integers(0, 4, 60)
+    st = MulticlassStructure(CSRDataset(X, -1.0), y.astype(np.int32), 4)
+    ref = MulticlassSSVM(C=1.0, tol=1e-7, max_iter=20000, fit_intercept=False).fit(X, y)
+    k = BCFWSolver(st, np.full(60, 1.0), 0)
+    k.away_steps = away_steps
+    for _ in range(3000):
+        gaps = k.run_pass()
+    assert k.dual() == pytest.approx(ref.dual_objective_, rel=1e-4)
+    assert gaps < 1e-3 * k.dual()
 
 
 @pytest.mark.parametrize("make", ["multiclass", "chain", "hierarchy"])

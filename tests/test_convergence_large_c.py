@@ -47,10 +47,7 @@ def test_chains_at_large_c(solver, loss):
     converged_fit(ChainSSVM(C=10.0, solver=solver, loss=loss), X, y, lengths)
 
 
-@pytest.mark.parametrize("solver, loss", [
-    pytest.param(*s, marks=pytest.mark.xfail(strict=True, reason="on one factor per example GDMM is block "
-                                              "Frank-Wolfe, whose passes grow with C"))
-    if s[0] == "gdmm" else s for s in SOLVERS])
+@pytest.mark.parametrize("solver, loss", SOLVERS)
 def test_multiclass_at_large_c(solver, loss):
     X, y = random_multiclass(n=150, d=10, K=5, seed=3)
     converged_fit(MulticlassSSVM(C=10.0, solver=solver, loss=loss, fit_intercept=False), X, y)

@@ -53,6 +53,50 @@ def test_gdmm_default_rule_stops_within_a_percent():
     assert est.consistency_violation_curve_[-1] <= 0.01
 
 
+@pytest.mark.parametrize("kind", ["chain", "pairwise"])
+def test_gdmm_dual_bounds_the_optimum_at_every_pass(kind):
+    """At large C (and a small rho) the factor duals stay far from consistent for many passes: the
+    reported dual (at the consistent point nearest them) stays below the optimum and the primal at
+    every pass, equals the factors' own dual at the consistent start and approaches the optimum;
+    on the chain the factors' own dual overshoots the optimum meanwhile (the test has teeth)."""
+    from ssvmlinear import MultiLabelSSVM
+    from ssvmlinear.models.multilabel import _structure, _fit_edges
+    from test_convergence_large_c import random_chains as correlated_chains
+    C = 20.0
+    if kind == "chain":
+        X, y, lengths = correlated_chains(n_seq=30, K=4, seed=1)
+        ref = ChainSSVM(C=C, tol=1e-8, max_iter=50000).fit(X, y, lengths)
+        st, n = structure(X, y, lengths, 4), len(lengths)
+    else:
+        X, Y = multilabel_problem(n=30, d=5, K=6, seed=4)
+        ref = MultiLabelSSVM(C=C, edges="full", tol=1e-8, max_iter=50000, fit_intercept=False).fit(X, Y)
+        st, n = _structure(CSRDataset(X, -1.0), Y, _fit_edges("full", Y), False), 30
+    solver = FactorGDMM(st.factor_graph(), np.full(n, C), rho=0.01, eta=0.5, seed=1)
+    assert solver.consistent_dual() == solver.dual() == 0.0
+    above = below = 0
+    for p in range(1000):
+        solver.run_pass()
+        bound = solver.consistent_dual()
+        assert bound <= ref.objective_ * (1 + 1e-9)
+        above += solver.dual() > ref.objective_ * (1 + 1e-6)
+        below += bound < solver.dual() - 1e-9 * abs(ref.objective_)
+        if p % 100 == 0:
+            assert bound <= solver.primal()
+    assert below > 0
+    if kind == "chain":
+        assert above > 0
+    assert bound >= 0.99 * ref.objective_
+
+
+def test_gdmm_reported_dual_is_below_its_primal_at_large_c():
+    X, y, lengths = random_chains(n_seq=40, K=5, seed=8)
+    est = ChainSSVM(C=20.0, solver="gdmm", max_iter=300)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        est.fit(X, y, lengths)
+    assert np.all(est.dual_curve_ <= est.objective_ * (1 + 1e-12))
+
+
 def structure(X, y, lengths, K, **kw):
     return ChainStructure(CSRDataset(X), np.asarray(y, dtype=np.int32), lengths, K, **kw)
 

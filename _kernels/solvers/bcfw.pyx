@@ -20,6 +20,10 @@ method is this block method), a block whose away gap sum_y alpha_i(y) H_i(y) - C
 active label of lowest H_i, exceeds its Frank-Wolfe gap moves mass away from v instead:
 alpha_i <- alpha_i + gamma (alpha_i - C_i e_v), gamma <= alpha_i(v) / (C_i - alpha_i(v)), by the
 same exact line search (Lacoste-Julien & Jaggi 2015's away-step Frank-Wolfe, per block).
+
+sigma (DualSolver's: Catalyst's inner problems) scales the curvature of every line search and
+every update of w, whose margins then give the inner dual's gradient: alpha stays feasible for the
+original dual.
 """
 import numpy as np
 
@@ -96,22 +100,28 @@ cdef class BCFWSolver(DualSolver):
         Ga_j = 0.0
         for k in range(n):
             Ga_j += alpha[k] * row[k]
-        denom = C * C * row[j] - 2.0 * C * Ga_j + self.q[i]
-        if denom <= 1e-300 * C * C:
-            return g
-        gamma = g / denom
-        if gamma > 1.0:
-            gamma = 1.0
+        denom = self.sigma * (C * C * row[j] - 2.0 * C * Ga_j + self.q[i])
+        # (no curvature along the direction, as for an example without features: the dual rises
+        # linearly, so the whole step)
+        gamma = 1.0 if denom <= 1e-300 * C * C else min(g / denom, 1.0)
         # alpha <- (1 - gamma) alpha + gamma C e_j; w moves by gamma sum_y d_y dphi(y)
         for k in range(n):
             self.coefs[k] = -gamma * alpha[k]
             alpha[k] *= 1.0 - gamma
         self.coefs[j] += gamma * C
         alpha[j] += gamma * C
+        self._scale_coefs(n)
         self.st.update_many(w, i, &self.coefs[0], self.ws.labels(i), n, &self.work[0])
         self.q[i] = ((1.0 - gamma) * (1.0 - gamma) * self.q[i] + 2.0 * gamma * (1.0 - gamma) * C * Ga_j
                      + gamma * gamma * C * C * row[j])
         return g
+
+    cdef inline void _scale_coefs(self, int n) noexcept nogil:
+        """w's change is sigma times alpha's (coefs)."""
+        cdef int k
+        if self.sigma != 1.0:
+            for k in range(n):
+                self.coefs[k] *= self.sigma
 
     cdef int _away_step(self, Py_ssize_t i, int n, double C, double g, double *alpha, double *G,
                         Py_ssize_t c) noexcept nogil:
@@ -150,7 +160,7 @@ cdef class BCFWSolver(DualSolver):
             gmax = alpha[v] / (C - alpha[v])
         else:
             gmax = implicit / total
-        denom = self.q[i] - 2.0 * C * Ga_v + C * C * Gvv
+        denom = self.sigma * (self.q[i] - 2.0 * C * Ga_v + C * C * Gvv)
         gamma = gmax if denom <= 1e-300 * C * C else min(ga / denom, gmax)
         # alpha <- (1 + gamma) alpha - gamma C e_v; w moves by gamma (w_i - C dphi(v))
         for k in range(n):
@@ -161,6 +171,7 @@ cdef class BCFWSolver(DualSolver):
             alpha[v] -= gamma * C
             if gamma == gmax:
                 alpha[v] = 0.0              # (exactly: a drop step leaves the label)
+        self._scale_coefs(n)
         self.st.update_many(w, i, &self.coefs[0], self.ws.labels(i), n, &self.work[0])
         self.q[i] = ((1.0 + gamma) * (1.0 + gamma) * self.q[i] - 2.0 * gamma * (1.0 + gamma) * C * Ga_v
                      + gamma * gamma * C * C * Gvv)

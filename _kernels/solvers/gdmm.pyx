@@ -28,6 +28,7 @@ from libc.stdlib cimport malloc, realloc, free, calloc
 from libc.string cimport memset
 from libcpp.pair cimport pair
 from libcpp.set cimport set as cset
+from libcpp.unordered_map cimport unordered_map
 from libcpp.vector cimport vector
 
 from ssvmlinear._kernels.dataset cimport CSRDataset, Row, row_dot, row_axpy, row_gemv_range
@@ -129,6 +130,42 @@ cdef int sv_afw_step(SVec *q, bint away, int jv, int ystar, double gamma) noexce
             j += 1
     renormalize(q.val, q.n)
     return 0
+
+
+cdef void couple_2x2(const double *q, double *p, double mu_a, double mu_b) noexcept nogil:
+    """consistent_dual's coupling of a binary pair's q (at 2 y_a + y_b) to P(y_a = 1) = mu_a,
+    P(y_b = 1) = mu_b: rows, then columns scaled down to them, the rest as the deficits' product."""
+    cdef double ta[2]
+    cdef double tb[2]
+    cdef double r[2]
+    cdef double cl[2]
+    cdef double da[2]
+    cdef double db[2]
+    cdef double m
+    cdef int s, y, z
+    ta[0] = 1.0 - mu_a
+    ta[1] = mu_a
+    tb[0] = 1.0 - mu_b
+    tb[1] = mu_b
+    for y in range(2):
+        r[y] = q[2 * y] + q[2 * y + 1]
+    for s in range(4):
+        y = s >> 1
+        p[s] = q[s] * (ta[y] / r[y] if r[y] > ta[y] else 1.0)
+    for z in range(2):
+        cl[z] = p[z] + p[2 + z]
+    for s in range(4):
+        z = s & 1
+        if cl[z] > tb[z]:
+            p[s] *= tb[z] / cl[z]
+    m = 0.0
+    for y in range(2):
+        da[y] = max(ta[y] - p[2 * y] - p[2 * y + 1], 0.0)
+        db[y] = max(tb[y] - p[y] - p[2 + y], 0.0)
+        m += da[y]
+    if m > 1e-15:
+        for s in range(4):
+            p[s] += da[s >> 1] * db[s & 1] / m
 
 
 def checked_Cs(Cs, Py_ssize_t n):
@@ -415,9 +452,8 @@ cdef class FactorGDMM:
             raise MemoryError("GDMM active sets")
         return total, infeas / norm if norm > 0 else 0.0
 
-    def dual(self):
-        """-G(q) = sum_i C_i sum_v delta_v . q_v - 1/2 ||w||^2 (the structural dual when the
-        consistency constraints hold)."""
+    cdef double _linear_term(self):
+        """sum_i C_i sum_v Delta_v . q_v (the dual's linear part, from the variables' duals)."""
         cdef Py_ssize_t i, v
         cdef int j
         cdef Example *x
@@ -430,8 +466,121 @@ cdef class FactorGDMM:
             else:
                 for v in range(self.var_ptr[i], self.var_ptr[i + 1]):
                     s += self.Cs[i] * self.lw[i] * (1.0 - sv_get(&self.qu[v], self.truth[v]))
+        return s
+
+    def dual(self):
+        """-G(q) = sum_i C_i sum_v delta_v . q_v - 1/2 ||w||^2 (the structural dual when the
+        consistency constraints hold; above the optimum it bounds from below when they do not)."""
         w = self.coef
-        return s - 0.5 * float(np.dot(w, w))
+        return self._linear_term() - 0.5 * float(np.dot(w, w))
+
+    def consistent_dual(self):
+        """The structural dual at the consistent point nearest the current one that keeps every
+        variable's dual: each pair factor's q is coupled to its variables' marginals (rows, then
+        columns, scaled down to them; the remaining mass as the product of the two deficits),
+        which moves only the pair tables of w. A lower bound of the optimum at any iterate (on a
+        cyclic graph: of the LP-relaxed problem's), equal to dual() at consistency. Weights at
+        sigma = 1 (w = v)."""
+        cdef unordered_map[long long, double] delta
+        cdef unordered_map[long long, double].iterator it
+        cdef Py_ssize_t i, g, s0, T, K = self.K
+        cdef double c, cross = 0.0, dd = 0.0
+        cdef double[::1] w = np.ascontiguousarray(self.coef)
+        cdef double[::1] ta, tb, rowm, colm, pp
+        cdef double Pq[4]
+        cdef double P2[4]
+        cdef int j, s, se
+        cdef Example *x
+        cdef PairRec *rec
+        if self.binary:
+            for i in range(self.n):
+                c = self.Cs[i]
+                if c <= 0.0:
+                    continue
+                x = &self.ex[i]
+                for j in range(x.n_pair):
+                    rec = &x.pairs[j]
+                    for s in range(4):
+                        Pq[s] = rec.q[s]
+                    couple_2x2(Pq, P2, x.mu[rec.ia], x.mu[rec.ib])
+                    for s in range(4):
+                        if P2[s] != Pq[s]:
+                            se = s if self.ea[rec.e] == x.act[rec.ia] else 2 * (s & 1) + (s >> 1)
+                            delta[self.table_off + 4 * rec.e + se] += c * (Pq[s] - P2[s])
+        else:
+            ta = np.zeros(K)
+            tb = np.zeros(K)
+            rowm = np.zeros(K)
+            colm = np.zeros(K)
+            pp = np.zeros(16)
+            for i in range(self.n):
+                c = self.Cs[i]
+                if c <= 0.0:
+                    continue
+                s0 = self.var_ptr[i]
+                T = self.var_ptr[i + 1] - s0
+                for g in range(s0, s0 + T - 1):
+                    if self.qb[g].n > pp.shape[0]:
+                        pp = np.zeros(2 * self.qb[g].n)
+                    self._couple_pair(g, c, ta, tb, rowm, colm, pp, &delta)
+        it = delta.begin()
+        while it != delta.end():
+            cross += w[deref(it).first] * deref(it).second
+            dd += deref(it).second * deref(it).second
+            inc(it)
+        return self._linear_term() - 0.5 * (float(np.dot(w, w)) + 2.0 * cross + dd)
+
+    cdef void _couple_pair(self, Py_ssize_t g, double c, double[::1] ta, double[::1] tb, double[::1] rowm,
+                           double[::1] colm, double[::1] pp, unordered_map[long long, double] *delta):
+        """consistent_dual's coupling of pair factor (g, g+1) to qu[g] (rows) and qu[g+1]
+        (columns); adds C_i (q - coupled) to delta (table indices). Scratch arrays of K are zero
+        on entry and on exit; pp holds the pair's scaled values."""
+        cdef SVec *q = &self.qb[g]
+        cdef SVec *a = &self.qu[g]
+        cdef SVec *b = &self.qu[g + 1]
+        cdef Py_ssize_t K = self.K, off = self.table_off
+        cdef int j, k, y, z
+        cdef double m = 0.0, da, db
+        for j in range(a.n):
+            ta[a.idx[j]] = a.val[j]
+        for j in range(b.n):
+            tb[b.idx[j]] = b.val[j]
+        for j in range(q.n):
+            rowm[q.idx[j] // K] += q.val[j]
+        for j in range(q.n):                 # rows scaled down to their targets
+            y = <int> (q.idx[j] // K)
+            pp[j] = q.val[j] * (ta[y] / rowm[y] if rowm[y] > ta[y] else 1.0)
+            colm[q.idx[j] % K] += pp[j]
+        for j in range(q.n):                 # then columns
+            z = <int> (q.idx[j] % K)
+            if colm[z] > tb[z]:
+                pp[j] *= tb[z] / colm[z]
+        for j in range(q.n):                 # the coupled pair's own marginals (scratch reused)
+            rowm[q.idx[j] // K] = 0.0
+            colm[q.idx[j] % K] = 0.0
+        for j in range(q.n):
+            rowm[q.idx[j] // K] += pp[j]
+            colm[q.idx[j] % K] += pp[j]
+            if pp[j] != q.val[j]:
+                delta[0][off + q.idx[j]] += c * (q.val[j] - pp[j])
+        for j in range(a.n):                 # the deficits: the rest of the mass, as a product
+            m += max(ta[a.idx[j]] - rowm[a.idx[j]], 0.0)
+        if m > 1e-15:
+            for j in range(a.n):
+                da = max(ta[a.idx[j]] - rowm[a.idx[j]], 0.0)
+                if da <= 0.0:
+                    continue
+                for k in range(b.n):
+                    db = max(tb[b.idx[k]] - colm[b.idx[k]], 0.0)
+                    if db > 0.0:
+                        delta[0][off + a.idx[j] * K + b.idx[k]] -= c * da * db / m
+        for j in range(q.n):
+            rowm[q.idx[j] // K] = 0.0
+            colm[q.idx[j] % K] = 0.0
+        for j in range(a.n):
+            ta[a.idx[j]] = 0.0
+        for j in range(b.n):
+            tb[b.idx[j]] = 0.0
 
     def primal(self):
         """1/2 ||w||^2 + sum_i C_i max_y (m(y) + Delta(y)) with the structure's own lambda-oracle

@@ -1,5 +1,7 @@
 """BCFW: block-coordinate Frank-Wolfe (Lacoste-Julien et al. 2013) on the margin-rescaling dual
 (_kernels/solvers/bcfw.pyx)."""
+import numpy as np
+
 from .loop import Run, Step
 from .solver import Solver
 
@@ -47,10 +49,39 @@ class BCFW(Solver):
 
 
 class GapRuleRun(Run):
-    """Runs whose rule is BCFW's (block gaps <= tol |dual|, and a violation <= tol for GDMM)."""
+    """Runs whose rule is BCFW's (block gaps <= tol |dual|, and a violation <= tol for GDMM), with
+    Catalyst's hooks (catalyst.py): a centre's inner iteration is one pass."""
 
     def rule(self, gaps, violation, dual):
         return gaps <= self.tol * max(abs(dual), 1e-300) and violation <= self.tol
+
+    def run_pass(self):
+        """One pass: (sum of the block gaps, consistency violation)."""
+        raise NotImplementedError
+
+    @property
+    def inner_tol(self):             # (a pass has no tolerance of its own)
+        return self.tol
+
+    @inner_tol.setter
+    def inner_tol(self, value):
+        pass
+
+    def slack_sum(self):
+        """Catalyst's hook: the primal's loss part at the kernel's w (an oracle pass)."""
+        w = self.kernel.coef
+        return self.kernel.primal() - 0.5 * float(np.dot(w, w))
+
+    def outer_iteration(self, inner_tol, limit):
+        """Catalyst's hook: one pass; returns 1."""
+        self.run_pass()
+        return 1
+
+    def kkt_pass(self):
+        """Catalyst's hook with an explicit tol: one pass of the original problem; returns the rule's
+        measure (block gaps / |dual|, or the consistency violation if larger)."""
+        gaps, violation = self.run_pass()
+        return max(gaps / max(abs(self.kernel.dual()), 1e-300), violation)
 
 
 class BCFWRun(GapRuleRun):
@@ -69,8 +100,11 @@ class BCFWRun(GapRuleRun):
     def close(self):
         self.kernel.release()      # the fitted estimator keeps the weights, not the working sets
 
+    def run_pass(self):
+        return self.kernel.run_pass(), 0.0
+
     def step(self, limit):
-        gaps = self.kernel.run_pass()
+        gaps, _ = self.run_pass()
         dual = self.kernel.dual()
         return Step(1, dual, rule=self.rule(gaps, 0.0, dual), text=f"block gaps {gaps:.4g}")
 

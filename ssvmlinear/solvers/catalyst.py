@@ -13,7 +13,8 @@ stops on their relative gap.
 
 A run can be wrapped when its kernel offers `sigma`, `coef`, `recompute_w()` and `dual()`, and
 the run `primal()`, `slack_sum()` (at the kernel's w), `outer_iteration(inner_tol, limit)`,
-`kkt_pass()` and `inner_tol` (SDM's and LSE-SDCD's).
+`kkt_pass()` and `inner_tol` (SDM's, LSE-SDCD's and GDMM's on a structure of one factor per
+example, which is BCFW with away steps).
 """
 import numpy as np
 

@@ -43,10 +43,13 @@ class GDMM(Solver):
 
     A step is a pass; it reports the sum of the blocks' Frank-Wolfe gaps and the consistency
     violation (sum_i C_i ||M q_pair - q_token||_1 / sum_i C_i T_i; multi-label: / sum_i C_i).
-    The rule: gaps <= tol times the dual and violation <= tol (the dual -G(q) is the structural
-    dual only at consistency); a default fit also stops, checked every GAP_CHECK_EVERY passes,
-    when violation <= tol and the relative duality gap is at most gap_tol. No warm start; one
-    thread. On a Dask cluster: inside CoCoA+.
+    The dual reported is the structural dual at the consistent point nearest the factor duals
+    (the kernel's consistent_dual(): a lower bound at every pass; the factors' own dual -G(q)
+    can exceed the optimum while they disagree). The rule: gaps <= tol times the dual and
+    violation <= tol; a default fit also stops, checked every GAP_CHECK_EVERY passes, when
+    violation <= tol and the relative duality gap is at most gap_tol. On one factor per example,
+    inside Catalyst from large C on. No warm start; one thread. On a Dask cluster: inside
+    CoCoA+.
 
     {parameters}
 
@@ -107,10 +110,16 @@ class GDMM(Solver):
         return super().start(problem)
 
     def start_local(self, problem):
+        """GDMM's run; on one factor per example inside Catalyst from C R^2 =
+        catalyst.CATALYST_SCALE on (on linked factors Catalyst's inner problems took more passes
+        than the plain method on OCR chains: benchmarks/convergence.py)."""
+        from .catalyst import CatalystRun, catalyst_kappa
         kernel = self.factor_kernel(problem.structure, problem.Cs, problem.seed)
-        if kernel is None:          # one factor per example
-            return OneFactorGDMMRun(problem)
-        return GDMMRun(kernel, problem)
+        if kernel is not None:
+            return GDMMRun(kernel, problem)
+        run = OneFactorGDMMRun(problem)
+        kappa = catalyst_kappa(problem.structure, problem.Cs)
+        return CatalystRun(run, kappa, problem.gap_tol) if kappa > 0 else run
 
     @staticmethod
     def _factor_graph(structure):
@@ -169,10 +178,19 @@ class GDMMRun(GapRuleRun):
         self.gap_tol = problem.gap_tol
         self.violations = []
 
-    def step(self, limit):
+    def run_pass(self):
         gaps, violation = self.kernel.run_pass()
         self.violations.append(violation)
-        dual = self.kernel.dual()
+        return gaps, violation
+
+    def dual(self):
+        """The structural dual at the consistent point nearest the factor duals (a lower bound at
+        any iterate; the kernel's dual() is one only at consistency)."""
+        return self.kernel.consistent_dual()
+
+    def step(self, limit):
+        gaps, violation = self.run_pass()
+        dual = self.dual()
         rule = self.rule(gaps, violation, dual)
         primal = np.nan
         if (not rule and self.gap_tol is not None and violation <= self.tol
@@ -205,10 +223,9 @@ class OneFactorGDMMRun(BCFWRun):
         self.kernel.away_steps = True
         self.violations = []
 
-    def step(self, limit):
-        step = super().step(limit)
+    def run_pass(self):
         self.violations.append(0.0)
-        return step
+        return super().run_pass()
 
     def rule_text(self):
         return f"the block gaps fell to tol={self.tol:.3g} of the dual"
