@@ -47,7 +47,7 @@ options:
 	generalized:A,B, probloss, probloss-convex, logloss, microf1 (multilabel) (see
 	ssvmlinear.surrogates); -s 2 takes those convex in the margin (all but probloss)
 -S search : loss-augmented inference of -l (default hull): hull, hull-integral, angular,
-	exact, binary, bisecting, none
+	exact, binary, bisecting, sarawagi (-l slack only), none
 -b size : batch size (default 1). -s 4: Pegasos mini-batch, whose searches run in -n threads.
 	-s 0: SDM oracle block: the loss-augmented inferences of a block of examples are made
 	at the block's starting weights in -n threads, then its examples are updated in turn

@@ -14,7 +14,9 @@ inf: then only 1 + m > 0 is required), or None when no label qualifies.
 Methods: ``none`` (the lambda = 1 oracle), ``binary`` (convex bound, thesis 4.2.2), ``bisecting``
 (Alg. 1), ``angular`` (Alg. 2; needs ``constrained_oracle``; exact for slack rescaling and for any
 surrogate whose improving labels have 1 + m > 0), ``hull`` (thesis Alg. 4: the optimum over the
-convex hull of the labels' (m, delta) points; may be a convex combination of two labels). The
+convex hull of the labels' (m, delta) points; may be a convex combination of two labels),
+``sarawagi`` (Sarawagi & Gupta 2008, thesis 4.2.1; slack rescaling only: golden section over
+lambda on a bound tied to the example's slack, here the lambda = 1 oracle's violation). The
 solvers additionally offer ``exact`` (loss-indexed enumeration) and ``hull-integral`` (Alg. 4 with
 the ban list and k-best oracle), which need structure oracles.
 """
@@ -24,7 +26,7 @@ from ssvmlinear._kernels import search as _search
 from ssvmlinear.surrogates import parse_surrogate
 
 METHODS = {"none": 0, "exact": 1, "binary": 2, "bisecting": 3, "angular": 4, "hull": 5,
-           "hull-integral": 6}
+           "hull-integral": 6, "sarawagi": 7}
 
 SearchResult = namedtuple("SearchResult", "value labels weights n_calls h g")
 SearchResult.__doc__ = ("value: the surrogate's value attained; labels/weights: one label with "
@@ -52,6 +54,8 @@ def maximize(loss, oracle, method="hull", constrained_oracle=None, max_calls=Non
                          "from Python use 'angular' or 'hull'")
     if meth == 4 and constrained_oracle is None:
         raise ValueError("the angular search needs constrained_oracle")
+    if meth == 7 and sur.name not in ("slack", "margin"):
+        raise ValueError(f"search 'sarawagi' maximises slack rescaling only; got loss {loss!r}")
     if sur.kind == 6:
         raise ValueError("loss 'microf1' is searched through the multi-label structure "
                          "(MultiLabelSSVM); its coordinates have no meaning for a generic oracle")

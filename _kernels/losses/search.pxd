@@ -13,6 +13,7 @@ cdef enum:
     SEARCH_ANGULAR = 4       # Alg. 2, constrained lambda-oracle
     SEARCH_HULL = 5          # thesis Alg. 4: optimum over the convex hull (may be fractional)
     SEARCH_HULL_INTEGRAL = 6 # Alg. 4 + ban list / k-best until an integral label is found
+    SEARCH_SARAWAGI = 7      # Sarawagi & Gupta 2008: golden section on a bound tied to the slack xi_i
 
 
 cdef struct SearchResult:

@@ -561,6 +561,77 @@ cdef SearchResult _search_binary(LabelOracle o, const Surrogate *s, double lam0,
     return r
 
 
+cdef SearchResult _search_sarawagi(LabelOracle o, const Surrogate *s, int max_calls, int n_warm) noexcept nogil:
+    # Sarawagi & Gupta (2008), as choi-thesis 4.2.1 states it, slack rescaling only: a label more
+    # violated than the slack xi has 1 + h - xi / g > 0, and for every lam >= 0
+    #     F(lam) = max_y (1 + h + lam g) - 2 sqrt(xi lam) >= max_{g > 0} 1 + h - xi / g
+    # (equality at lam = xi / g^2). F is convex: golden section over log lam (the minimiser lies in
+    # [xi / G^2, xi / g_min^2]); every answer is a candidate; F(lam) <= 0 proves that no label beats
+    # xi. xi: the largest psi among the warm labels (a label cache: the slack an n-slack cutting
+    # plane holds for the example), else the lambda = 1 oracle's (the solvers train surrogates
+    # without caches: there xi is the margin-rescaling label's violation).
+    cdef SearchResult r
+    cdef int slot = n_warm, best = -1, used = 0, it
+    cdef double best_v = 0.0, G, xi, gmin, a, b, x1, x2, f1, f2
+    r.error = 0
+    if s.kind != SURR_SLACK:
+        r.error = 1
+        return r
+    for it in range(n_warm):
+        best = _take(o, s, it, best, &best_v)
+    if n_warm == 0:
+        if o.query(slot, 1.0) < 0:
+            r.error = 1
+            return r
+        best = _take(o, s, slot, best, &best_v)
+        slot += 1
+    xi = best_v
+    G = _g_bound(o, slot, &used)
+    if G < 0:
+        r.error = 1
+        return r
+    if used:
+        best = _take(o, s, slot, best, &best_v)
+        slot += 1
+    if xi <= 0.0 or G <= 0.0:         # no violation known: F falls towards lam = 0 (the plain score)
+        a, b = log_(1e-6), log_(1e6)
+    else:
+        gmin = o.g_min_pos if o.g_min_pos > 0.0 else G * 1e-6
+        a = log_(xi / (G * G)) - 1.0
+        b = log_(xi / (gmin * gmin)) + 1.0
+    x1 = b - 0.6180339887498949 * (b - a)
+    x2 = a + 0.6180339887498949 * (b - a)
+    f1 = _sarawagi_bound(o, s, exp_(x1), xi, slot, &best, &best_v); slot += 1
+    f2 = _sarawagi_bound(o, s, exp_(x2), xi, slot, &best, &best_v); slot += 1
+    while (b - a > 0.05 and min_(f1, f2) > 0.0 and o.n_calls < max_calls and slot < o.capacity
+           and not o.failed):
+        if f1 > f2:
+            a = x1
+            x1, f1 = x2, f2
+            x2 = a + 0.6180339887498949 * (b - a)
+            f2 = _sarawagi_bound(o, s, exp_(x2), xi, slot, &best, &best_v)
+        else:
+            b = x2
+            x2, f2 = x1, f1
+            x1 = b - 0.6180339887498949 * (b - a)
+            f1 = _sarawagi_bound(o, s, exp_(x1), xi, slot, &best, &best_v)
+        slot += 1
+    if o.failed:
+        r.error = 1
+        return r
+    _result_point(&r, o, s, best)
+    return r
+
+
+cdef double _sarawagi_bound(LabelOracle o, const Surrogate *s, double lam, double xi, int slot, int *best,
+                            double *best_v) noexcept nogil:
+    """F(lam) of the Sarawagi-Gupta search (one lambda-oracle call; its label is a candidate)."""
+    if o.query(slot, lam) < 0:
+        return INFINITY
+    best[0] = _take(o, s, slot, best[0], best_v)
+    return 1.0 + o.slot_h[slot] + lam * o.slot_g[slot] - 2.0 * sqrt(xi * lam)
+
+
 cdef double _bound_at(LabelOracle o, const Surrogate *s, double lam, double G, int slot, int *best,
                       double *best_v) noexcept nogil:
     cdef double c, gg
@@ -958,6 +1029,8 @@ cdef SearchResult run_search(LabelOracle o, const Surrogate *s, int method, doub
         r = _search_bisecting(o, s, lam0, max_calls, n_warm)
     elif method == SEARCH_ANGULAR:
         r = _search_angular(o, s, lam0, ratio, max_calls, n_warm)
+    elif method == SEARCH_SARAWAGI:
+        r = _search_sarawagi(o, s, max_calls, n_warm)
     else:
         pts[0] = -1
         for j in range(min_i(n_warm, 255)):

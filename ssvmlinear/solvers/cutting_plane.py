@@ -61,6 +61,8 @@ def surrogate_problem(loss, convex_only, search):
     if convex_only and sur.name == "probloss":
         return ("the cutting plane needs a surrogate convex in the margin; 'probloss' is not (use "
                 "'probloss-convex' or solver='pegasos')")
+    if search == "sarawagi" and sur.name not in ("slack", "margin"):
+        return f"search='sarawagi' maximises slack rescaling only (loss='slack'); got loss={loss!r}"
     if sur.name == "microf1" and search not in ("exact", "hull"):
         return (f"loss='microf1' is searched with search='hull' or 'exact' (its g = -(|y| + |y_i|) is "
                 f"negative); got search={search!r}")
@@ -87,7 +89,11 @@ class CuttingPlane(Solver):
     Bi-criteria surrogates convex in h (slack rescaling, beta/generalized scaling, logloss,
     probloss-convex, microf1): each example's most violated label comes from the search and the
     constraint is psi's linearisation there; without caches there is no line search, so the
-    oracle is called at the QP's minimiser (Kelley's method) and the best point seen is kept.
+    oracle is called at the QP's minimiser (Kelley's method) and the best point seen is kept. A
+    search that returns one label and may miss the best (binary, bisecting, sarawagi, angular for
+    surrogates other than slack, none) measures the primal of its own answers: the fit's
+    objective is measured again with the exact search where the structure has one, so the gap
+    reported (and warned about) is the true one.
 
     The rule: the best primal found exceeds the QP's dual (a lower bound on the optimum) by at
     most tol * sum_i C_i (svm_struct's epsilon bounds the same gap); with the default rule also
@@ -193,6 +199,13 @@ class CuttingPlaneRun(Run):
             sur_args = (self.surrogate.kind, self.surrogate.alpha, self.surrogate.beta, METHODS[solver.search],
                         0.999 if solver.search == "angular" else 1.0, solver.max_calls,
                         self.surrogate.name == "microf1")
+        # the model's objective with the exact search (final) when the training search may miss
+        self.exact_final = None
+        if (self.surrogate is not None and client is None and structure.supports_loss_indexed()
+                and solver.search not in ("exact", "hull")
+                and not (solver.search == "angular" and self.surrogate.name == "slack")):
+            from ..search import METHODS
+            self.exact_final = (structure, Cs, bounds, sur_args[:3] + (METHODS["exact"],) + sur_args[4:])
         exact = bool(problem.exact_violators or solver.exact_violators)
         if client is not None:
             # the chunks live on the cluster's workers, in shards of consecutive chunks (distributed.py)
@@ -306,6 +319,11 @@ class CuttingPlaneRun(Run):
             self.best = self.oracle_pass(self.w_best)[1]
         elif self.lse and self.best_pass != self.stats["oracle_passes"]:
             self.best = 0.5 * float(self.w_best @ self.w_best) + self.loss_over_caches(self.w_best)
+        if self.exact_final is not None:
+            from .._kernels.cuttingplane import SurrogatePass
+            structure, Cs, bounds, args = self.exact_final
+            hsum = SurrogatePass(structure, Cs, bounds, *args).run(self.w_best, np.zeros_like(self.a))[1]
+            self.best = 0.5 * float(self.w_best @ self.w_best) + hsum
         return self.best, self.qp.dual
 
     def result(self):
