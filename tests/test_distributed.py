@@ -116,7 +116,10 @@ def test_cocoa_over_gdmm_reaches_the_single_process_optimum(client, fmo_subsets)
     assert dist.converged_
     for est in (local, dist):
         assert ref.objective_ * (1 - 1e-6) <= est.objective_ <= ref.objective_ * 1.01
-    assert dist.dual_objective_ <= ref.objective_ * 1.001     # (GDMM's dual: up to its consistency violation)
+    # GDMM's dual (at the consistent point nearest its factor duals, summed over the shards) is a
+    # bound at every round
+    assert dist.dual_objective_ <= ref.objective_ * (1 + 1e-9)
+    assert np.all(dist.dual_curve_ <= ref.objective_ * (1 + 1e-9))
     # 1-strong convexity: 1/2 |w - w*|^2 <= P(w) - P* <= P(w) - D_ref
     bound = np.sqrt(2 * (dist.objective_ - ref.dual_objective_)) + np.sqrt(2 * ref.gap_)
     assert np.linalg.norm(dist._weight_vector() - ref._weight_vector()) <= bound
@@ -130,7 +133,8 @@ def test_cocoa_over_gdmm_on_pairwise_multilabel_reaches_the_single_process_optim
     dist = on_cluster(MultiLabelSSVM(**kw), X, Y)
     assert dist.converged_
     assert ref.objective_ * (1 - 1e-6) <= dist.objective_ <= ref.objective_ * 1.01
-    assert dist.dual_objective_ <= ref.objective_ * 1.001
+    assert dist.dual_objective_ <= ref.objective_ * (1 + 1e-9)
+    assert np.all(dist.dual_curve_ <= ref.objective_ * (1 + 1e-9))
     bound = np.sqrt(2 * (dist.objective_ - ref.dual_objective_)) + np.sqrt(2 * ref.gap_)
     assert np.linalg.norm(dist._weight_vector() - ref._weight_vector()) <= bound
 

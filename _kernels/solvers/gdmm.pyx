@@ -474,18 +474,15 @@ cdef class FactorGDMM:
         w = self.coef
         return self._linear_term() - 0.5 * float(np.dot(w, w))
 
-    def consistent_dual(self):
-        """The structural dual at the consistent point nearest the current one that keeps every
-        variable's dual: each pair factor's q is coupled to its variables' marginals (rows, then
-        columns, scaled down to them; the remaining mass as the product of the two deficits),
-        which moves only the pair tables of w. A lower bound of the optimum at any iterate (on a
-        cyclic graph: of the LP-relaxed problem's), equal to dual() at consistency. Weights at
-        sigma = 1 (w = v)."""
+    def consistent_correction(self):
+        """The pair tables' change from the factor duals' w to the consistent point's (each pair
+        factor's q coupled to its variables' marginals: rows, then columns scaled down to them,
+        the remaining mass as the product of the two deficits): (indices into w, values), the
+        sum over examples of C_i (q - coupled). Zero at consistency."""
         cdef unordered_map[long long, double] delta
         cdef unordered_map[long long, double].iterator it
-        cdef Py_ssize_t i, g, s0, T, K = self.K
-        cdef double c, cross = 0.0, dd = 0.0
-        cdef double[::1] w = np.ascontiguousarray(self.coef)
+        cdef Py_ssize_t i, g, s0, T, K = self.K, k = 0
+        cdef double c
         cdef double[::1] ta, tb, rowm, colm, pp
         cdef double Pq[4]
         cdef double P2[4]
@@ -523,12 +520,25 @@ cdef class FactorGDMM:
                     if self.qb[g].n > pp.shape[0]:
                         pp = np.zeros(2 * self.qb[g].n)
                     self._couple_pair(g, c, ta, tb, rowm, colm, pp, &delta)
+        index = np.empty(delta.size(), dtype=np.int64)
+        value = np.empty(delta.size())
         it = delta.begin()
         while it != delta.end():
-            cross += w[deref(it).first] * deref(it).second
-            dd += deref(it).second * deref(it).second
+            index[k] = deref(it).first
+            value[k] = deref(it).second
+            k += 1
             inc(it)
-        return self._linear_term() - 0.5 * (float(np.dot(w, w)) + 2.0 * cross + dd)
+        return index, value
+
+    def consistent_dual(self):
+        """The structural dual at the consistent point nearest the factor duals
+        (consistent_correction): a lower bound of the optimum at any iterate (on a cyclic graph:
+        of the LP-relaxed problem's), equal to dual() at consistency. Weights at sigma = 1
+        (w = v)."""
+        w = np.ascontiguousarray(self.coef)
+        index, value = self.consistent_correction()
+        return self._linear_term() - 0.5 * (float(np.dot(w, w)) + 2.0 * float(np.dot(w[index], value))
+                                             + float(np.dot(value, value)))
 
     cdef void _couple_pair(self, Py_ssize_t g, double c, double[::1] ta, double[::1] tb, double[::1] rowm,
                            double[::1] colm, double[::1] pp, unordered_map[long long, double] *delta):

@@ -44,13 +44,15 @@ class DualShard:
             self.kernel.coef[start:start + chunk.shape[0]] = chunk
 
     def _linear_term(self):
-        """The dual's linear term at the weights sent (buffered kernels take them now)."""
+        """The dual's linear term at the weights sent (buffered kernels take them now), and the
+        solver's correction of w towards a dual point (local_dual_correction; None: none)."""
         if not self.buffered:
-            return self.kernel.ws.linear_term()
+            return self.kernel.ws.linear_term(), None
         if self.w_fresh:
             self.kernel.set_weights(self.w_in)
             self.w_fresh = False
-        return self.kernel.dual() + 0.5 * float(np.dot(self.w_in, self.w_in))
+        return (self.kernel.dual() + 0.5 * float(np.dot(self.w_in, self.w_in)),
+                self.solver.local_dual_correction(self.kernel))
 
     def evaluate(self):
         """The shard's gap terms at the weights sent: (slack sum, the dual's linear term) -- one
@@ -61,7 +63,8 @@ class DualShard:
 
     def round(self, tol, client_pid):
         """One local solve from the weights sent (w) against u = w + sigma' (shard's change).
-        Returns (u, the dual's linear term at w, rule value, passes, oracle calls); the client
+        Returns (u, (the dual's linear term at w, its correction), rule value, passes, oracle
+        calls); the client
         takes the change (u - w) / sigma' (local_change), so the worker need not keep w beside u
         -- and a copy of u when the worker runs in the client's process (client_pid), which then
         shares no array with the client."""
@@ -80,6 +83,21 @@ def send_weights(shards, w):
     """w to every shard (DualShard.put_weights), chunk by chunk."""
     for start in range(0, w.shape[0], WEIGHTS_CHUNK):
         shards.call("put_weights", start, w[start:start + WEIGHTS_CHUNK])
+
+
+def dual_at(w, terms):
+    """The dual from the shards' (linear term, correction of w or None) at the round's w: the
+    linear terms' sum - 1/2 |w + the corrections' sum|^2 (GDMM's consistent point)."""
+    lin = sum(t[0] for t in terms)
+    corrections = [t[1] for t in terms if t[1] is not None]
+    if not corrections:
+        return lin - 0.5 * float(w @ w)
+    index = np.concatenate([c[0] for c in corrections])
+    value = np.concatenate([c[1] for c in corrections])
+    keys, where = np.unique(index, return_inverse=True)
+    delta = np.zeros(keys.shape[0])
+    np.add.at(delta, where, value)
+    return lin - 0.5 * (float(w @ w) + 2.0 * float(w[keys] @ delta) + float(delta @ delta))
 
 
 def local_change(u, w, sigma):
@@ -133,7 +151,7 @@ class CoCoARun(Run):
         send_weights(self.shards, self.w)
         outs = self.shards.call("evaluate")
         self.measured = True
-        self.pair = (ww + sum(o[0] for o in outs), sum(o[1] for o in outs) - ww)
+        self.pair = (ww + sum(o[0] for o in outs), dual_at(self.w, [o[1] for o in outs]))
         return self.pair
 
     def step(self, limit):
@@ -141,7 +159,7 @@ class CoCoARun(Run):
         if not self.measured:        # (a measurement sent it)
             send_weights(self.shards, w)
         outs = self.shards.call("round", self.tol, self.pid)
-        dual = sum(o[1] for o in outs) - 0.5 * float(w @ w)      # at the round's w
+        dual = dual_at(w, [o[1] for o in outs])                  # at the round's w
         rule_fired = self.solver.rule_of_rounds([o[2] for o in outs], self.tol, dual)
         passes = max(o[3] for o in outs)
         self.calls += sum(o[4] for o in outs)

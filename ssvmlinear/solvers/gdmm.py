@@ -163,6 +163,10 @@ class GDMM(Solver):
     def local_working_set(self, kernel):
         return int(round(sum(kernel.active_set_sizes())))
 
+    def local_dual_correction(self, kernel):
+        """The pair tables' change to the consistent point nearest the shard's factor duals."""
+        return kernel.consistent_correction()
+
     @staticmethod
     def rule_of_rounds(rules, tol, dual):
         return sum(r[0] for r in rules) <= tol * max(abs(dual), 1e-300) and max(r[1] for r in rules) <= tol

@@ -89,3 +89,8 @@ class Solver(Params, abc.ABC):
 
     def local_working_set(self, kernel):
         return int(kernel.working_set_sizes().sum())
+
+    def local_dual_correction(self, kernel):
+        """CoCoA+: a change of w (indices, values) that makes the shard's dual variables a dual
+        point, or None when they are one."""
+        return None
