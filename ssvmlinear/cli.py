@@ -43,11 +43,12 @@ options:
 	training labels are its leaves (selects -t hierarchy)
 -M model : with -H: nhsvm (normalised hierarchical SVM, node weights sqrt(alpha), the default),
 	hsvm (the hierarchical structured SVM), shared (Shared SVM: alpha learned; trees) or flat
--l loss : surrogate for -s 4 and -s 2 (default margin): margin, slack, beta:B,
+-l loss : surrogate for -s 4, -s 2 and -s 5 (default margin): margin, slack, beta:B,
 	generalized:A,B, probloss, probloss-convex, logloss, microf1 (multilabel) (see
-	ssvmlinear.surrogates); -s 2 takes those convex in the margin (all but probloss)
--S search : loss-augmented inference of -l (default hull): hull, hull-integral, angular,
-	exact, binary, bisecting, sarawagi (-l slack only), none
+	ssvmlinear.surrogates); -s 2 takes those convex in the margin (all but probloss),
+	-s 5 those linear in it (slack, beta:B, generalized:A,B)
+-S search : loss-augmented inference of -l (default hull; -s 5: angular): hull (not -s 5),
+	hull-integral, angular, exact, binary, bisecting, sarawagi (-l slack only), none
 -b size : batch size (default 1). -s 4: Pegasos mini-batch, whose searches run in -n threads.
 	-s 0: SDM oracle block: the loss-augmented inferences of a block of examples are made
 	at the block's starting weights in -n threads, then its examples are updated in turn

@@ -37,7 +37,9 @@ SOLVERS = {s.name: s for s in (
                cli=((2, None, "one-slack cutting plane, margin rescaling or a convex surrogate (-l, -S)"),
                     (3, "lse", "one-slack cutting plane, linear summed error")),
                cli_options={"S": "search"}),
-    SolverSpec("bcfw", ".solvers.bcfw:BCFW", cli=((5, "margin", "block-coordinate Frank-Wolfe, margin rescaling (BCFW)"),)),
+    SolverSpec("bcfw", ".solvers.bcfw:BCFW",
+               cli=((5, None, "block-coordinate Frank-Wolfe (BCFW), margin rescaling or a surrogate linear\n"
+                              "\t      in the margin (-l, -S)"),), cli_options={"S": "search"}),
     SolverSpec("gdmm", ".solvers.gdmm:GDMM",
                cli=((6, "margin", "GDMM with factorwise oracles, margin rescaling (-F: the sublinear\n"
                                   "\t      oracles of chains and pairwise multi-label)"),), cli_options={"F": "fmo_subsets"}),

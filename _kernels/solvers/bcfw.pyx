@@ -21,6 +21,12 @@ active label of lowest H_i, exceeds its Frank-Wolfe gap moves mass away from v i
 alpha_i <- alpha_i + gamma (alpha_i - C_i e_v), gamma <= alpha_i(v) / (C_i - alpha_i(v)), by the
 same exact line search (Lacoste-Julien & Jaggi 2015's away-step Frank-Wolfe, per block).
 
+Surrogates linear in the margin (slack rescaling, beta and generalized scaling: choi-thesis's
+BCFW with slack rescaling and its siblings): psi(m, Delta) = b(Delta) + s(Delta) m, so each label is
+a corner with the margin scaled, s dphi_i(y), and the loss b: the dual is BCFW's over these
+corners (the loss column holds b, the aux column s; Gram rows and updates are scaled by s), and
+a block's corner comes from the surrogate's search instead of the loss-augmented oracle.
+
 sigma (DualSolver's: Catalyst's inner problems) scales the curvature of every line search and
 every update of w, whose margins then give the inner dual's gradient: alpha stays feasible for the
 original dual.
@@ -30,6 +36,8 @@ import numpy as np
 from ssvmlinear._kernels.structure cimport Structure
 from ssvmlinear._kernels.dualsolver cimport DualSolver
 from ssvmlinear._kernels.rng cimport rng_shuffle
+from ssvmlinear._kernels.surrogate cimport Surrogate, psi, psi_dh, SURR_MARGIN
+from ssvmlinear._kernels.search cimport StructureOracle, SearchResult, run_search
 
 
 cdef class BCFWSolver(DualSolver):
@@ -40,9 +48,23 @@ cdef class BCFWSolver(DualSolver):
     cdef double[::1] slack
     cdef Py_ssize_t cap_
     cdef public bint away_steps
+    cdef Surrogate sur
+    cdef bint scaled               # a surrogate other than margin rescaling: corners s dphi, loss b
+    cdef int method, max_calls
+    cdef double ratio
+    cdef StructureOracle orc
+    cdef Py_ssize_t _cur           # the example of the current block step
 
-    def __init__(self, Structure structure, Cs, unsigned long long seed=0):
-        DualSolver.__init__(self, structure, Cs, seed)
+    def __init__(self, Structure structure, Cs, unsigned long long seed=0, int kind=0, double alpha=0.0,
+                 double beta=0.0, int method=0, double ratio=1.0, int max_calls=50):
+        """kind, alpha, beta: the surrogate (margin rescaling by default; otherwise one linear in
+        the margin), searched with `method` (search.pxd's numbering) within max_calls calls."""
+        DualSolver.__init__(self, structure, Cs, seed, kind != SURR_MARGIN)
+        self.sur.kind, self.sur.alpha, self.sur.beta = kind, alpha, beta
+        self.scaled = kind != SURR_MARGIN
+        self.method, self.ratio, self.max_calls = method, ratio, max_calls
+        if self.scaled:
+            self.orc = StructureOracle(structure, capacity=2 * max_calls + 8)
         self.q = np.zeros(max(self.n, 1))
         self.cap_ = 0
         self._reserve(16)
@@ -65,25 +87,33 @@ cdef class BCFWSolver(DualSolver):
         cdef double *row = &self.grow_[0]
         cdef int j, k, n
         cdef Py_ssize_t c
+        self._cur = i
         if C <= 0.0:
             return 0.0
-        self.st.oracle(w, i, 1.0, &self.ybuf[0], &m, &d, &self.work[0])
-        self.n_oracle_calls += 1
-        j = self.ws.find(i, &self.ybuf[0])
-        if j < 0:
-            j = self.ws.add(i, &self.ybuf[0], d)
+        if self.scaled:
+            j = self._search_corner(i)
+            if j == -3:
+                return -3e300
+        else:
+            self.st.oracle(w, i, 1.0, &self.ybuf[0], &m, &d, &self.work[0])
+            self.n_oracle_calls += 1
+            j = self.ws.find(i, &self.ybuf[0])
             if j < 0:
-                return -1e300
+                j = self.ws.add(i, &self.ybuf[0], d)
+        if j < 0:
+            return -1e300
         n = self.ws.size[i]
         if n > self.cap_:
             return -2e300            # the caller grows the buffers and retries
         alpha = self.ws.alpha(i)
         G = self.ws.gram(i)
         c = self.ws.cap[i]
-        # H over V_i (the oracle's unary scores are still in work)
-        self.st.margins(w, i, self.ws.labels(i), n, &self.H[0], &self.work[0], True)
+        # H over V_i (after the plain oracle its unary scores are still in work)
+        self.st.margins(w, i, self.ws.labels(i), n, &self.H[0], &self.work[0], not self.scaled)
         g = 0.0
         for k in range(n):
+            if self.scaled:
+                self.H[k] *= self.ws.aux(i)[k]
             self.H[k] += self.ws.loss(i)[k]
             g -= alpha[k] * self.H[k]
         g += C * self.H[j]
@@ -92,11 +122,7 @@ cdef class BCFWSolver(DualSolver):
         if g <= 0.0:
             return 0.0
         # (G alpha)_j from the cached Gram row (or one computed now); ||w_i||^2 = q_i kept up to date
-        if G != NULL:
-            for k in range(n):
-                row[k] = G[j * c + k]
-        else:
-            self.st.gram_row(i, self.ws.label(i, j), self.ws.labels(i), n, row, &self.work[0])
+        self._gram_row(i, j, n, G, c, row)
         Ga_j = 0.0
         for k in range(n):
             Ga_j += alpha[k] * row[k]
@@ -117,11 +143,53 @@ cdef class BCFWSolver(DualSolver):
         return g
 
     cdef inline void _scale_coefs(self, int n) noexcept nogil:
-        """w's change is sigma times alpha's (coefs)."""
+        """w's change is sigma times alpha's (coefs), each label's dphi scaled by its s."""
         cdef int k
         if self.sigma != 1.0:
             for k in range(n):
                 self.coefs[k] *= self.sigma
+        if self.scaled:
+            for k in range(n):
+                self.coefs[k] *= self.ws.aux(self._cur)[k]
+
+    cdef inline void _gram_row(self, Py_ssize_t i, int j, int n, const double *G, Py_ssize_t c,
+                               double *row) noexcept nogil:
+        """The Gram row of corner j over V_i (s_j s_k G_jk with surrogates)."""
+        cdef int k
+        if G != NULL:
+            for k in range(n):
+                row[k] = G[j * c + k]
+        else:
+            self.st.gram_row(i, self.ws.label(i, j), self.ws.labels(i), n, row, &self.work[0])
+        if self.scaled:
+            for k in range(n):
+                row[k] *= self.ws.aux(i)[j] * self.ws.aux(i)[k]
+
+    cdef int _search_corner(self, Py_ssize_t i) noexcept nogil:
+        """The surrogate's search at w: the index of its label in V_i (added with loss b = psi(0,
+        Delta) and scale s = psi_h(0, Delta)); the true label when no label has psi > 0; -1 on
+        OOM, -3 when the search failed."""
+        cdef SearchResult r
+        cdef int j
+        cdef const int *y
+        cdef double b, s
+        self.orc.set_example(&self.w[0], 1.0, i)
+        r = run_search(self.orc, &self.sur, self.method, 1.0, self.ratio, self.max_calls, 0)
+        self.n_oracle_calls += r.n_calls
+        if r.error:
+            return -3
+        if r.slot1 < 0 or r.value <= 0.0:
+            y = self.st.true_label(i)
+            b, s = 0.0, 0.0
+        else:
+            y = self.orc.label(r.slot1)
+            b, s = psi(&self.sur, 0.0, r.g), psi_dh(&self.sur, 0.0, r.g)
+        j = self.ws.find(i, y)
+        if j < 0:
+            j = self.ws.add(i, y, b)
+            if j >= 0:
+                self.ws.aux(i)[j] = s
+        return j
 
     cdef int _away_step(self, Py_ssize_t i, int n, double C, double g, double *alpha, double *G,
                         Py_ssize_t c) noexcept nogil:
@@ -149,11 +217,7 @@ cdef class BCFWSolver(DualSolver):
         if not ga > g:
             return 0
         if v >= 0:
-            if G != NULL:
-                for k in range(n):
-                    row[k] = G[v * c + k]
-            else:
-                self.st.gram_row(i, self.ws.label(i, v), self.ws.labels(i), n, row, &self.work[0])
+            self._gram_row(i, v, n, G, c, row)
             for k in range(n):
                 Ga_v += alpha[k] * row[k]
             Gvv = row[v]
@@ -193,6 +257,9 @@ cdef class BCFWSolver(DualSolver):
                 break
             if g == -1e300:
                 raise MemoryError("BCFW working sets")
+            if g == -3e300:
+                self.st.check_implemented("the surrogate's search")
+                raise ValueError(f"BCFW: the search failed on example {i}")
             total += g
             self.ws.maybe_compact()
         return total
@@ -209,10 +276,23 @@ cdef class BCFWSolver(DualSolver):
             for k in range(n):
                 if self.ws.alpha(i)[k] == 0.0:
                     continue
-                self.st.gram_row(i, self.ws.label(i, k), self.ws.labels(i), n, &self.grow_[0], &self.work[0])
+                self._gram_row(i, k, n, NULL, 0, &self.grow_[0])
                 for k2 in range(n):
                     s += self.ws.alpha(i)[k] * self.ws.alpha(i)[k2] * self.grow_[k2]
             self.q[i] = s
+
+    def recompute_w(self):
+        """w = sum over the corners of alpha s dphi (s = 1: margin rescaling)."""
+        cdef Py_ssize_t i
+        cdef int k
+        if not self.scaled:
+            DualSolver.recompute_w(self)
+            return
+        self.w[:] = 0.0
+        for i in range(self.n):
+            for k in range(self.ws.size[i]):
+                if self.ws.alpha(i)[k] != 0.0:
+                    self.st.update(&self.w[0], i, self.ws.alpha(i)[k] * self.ws.aux(i)[k], self.ws.label(i, k))
 
     def primal(self):
         """1/2 ||w||^2 + sum_i C_i max(0, max_y H_i(y)) (one oracle call per example)."""

@@ -3,16 +3,27 @@
 import numpy as np
 
 from .loop import Run, Step
+from ..params import Param
 from .solver import Solver
+
+# the searches that return one label (a corner of the dual): all but the hull's relaxation
+BCFW_SEARCHES = ("angular", "exact", "hull-integral", "bisecting", "binary", "sarawagi", "none")
+# surrogates psi(m, Delta) = b(Delta) + s(Delta) m, whose labels are fixed corners of the dual
+LINEAR_SURROGATES = ("margin", "slack", "beta", "generalized")
 
 
 class BCFW(Solver):
-    """Block-coordinate Frank-Wolfe with exact line search on the margin-rescaling dual.
+    """Block-coordinate Frank-Wolfe with exact line search on the structural SVM dual.
 
     A step is a pass over the examples in random order, each a Frank-Wolfe step on its block
     towards its loss-augmented label. The rule: a pass whose sum of block Frank-Wolfe gaps (each
     measured at its step) is at most tol times the dual objective (relative, at any n and C).
-    No parameters of its own.
+    Besides margin rescaling it trains the surrogates linear in the margin, slack rescaling
+    (the thesis's BCFW-SR), beta and generalized scaling: each label is a corner with its
+    margin scaled, found by the surrogate's search. Their objective is measured with the exact
+    search where the structure has one.
+
+    {parameters}
 
     Attributes
     ----------
@@ -38,14 +49,34 @@ class BCFW(Solver):
     >>> clf.predict(X)
     array([0, 0, 1, 1, 2, 2])
     >>> BCFW().get_params()
-    {}
+    {'search': 'angular'}
     """
     name = "bcfw"
     title = "BCFW"
     default_tol = 1e-3
+    max_calls = 50      # a search's oracle calls at most
+    params = (
+        Param("search", "options", "angular", "The surrogates' search (ssvmlinear.search; one that returns "
+              "a label, so not 'hull'); unused by margin rescaling.", options=BCFW_SEARCHES, flag="S"),
+    )
+
+    def __init__(self, search="angular"):
+        self.search = search
+
+    def accepts(self, loss, search=None):
+        from .cutting_plane import surrogate_problem
+        if loss == "margin":
+            return None
+        problem = surrogate_problem(loss, True, self.search)
+        if problem is not None:
+            return problem
+        if loss.split(":")[0] not in LINEAR_SURROGATES:
+            return (f"BCFW trains margin rescaling and the surrogates linear in the margin (slack, beta:B, "
+                    f"generalized:A,B); got loss={loss!r} (use solver='pegasos' or 'cutting-plane')")
+        return None
 
     def start_local(self, problem):
-        return BCFWRun(problem)
+        return BCFWRun(problem, self)
 
 
 class GapRuleRun(Run):
@@ -70,7 +101,7 @@ class GapRuleRun(Run):
     def slack_sum(self):
         """Catalyst's hook: the primal's loss part at the kernel's w (an oracle pass)."""
         w = self.kernel.coef
-        return self.kernel.primal() - 0.5 * float(np.dot(w, w))
+        return self.primal() - 0.5 * float(np.dot(w, w))
 
     def outer_iteration(self, inner_tol, limit):
         """Catalyst's hook: one pass; returns 1."""
@@ -88,9 +119,25 @@ class BCFWRun(GapRuleRun):
     tag = "bcfw"
     title = "BCFW"
 
-    def __init__(self, problem):
+    def __init__(self, problem, solver=None):
         from .._kernels.bcfw import BCFWSolver
-        self.kernel = BCFWSolver(problem.structure, problem.Cs, problem.seed)
+        self.exact_pass = None
+        if problem.loss == "margin":
+            self.kernel = BCFWSolver(problem.structure, problem.Cs, problem.seed)
+        else:
+            from .._kernels.cuttingplane import SurrogatePass
+            from ..search import METHODS
+            from ..surrogates import parse_surrogate
+            sur, st = parse_surrogate(problem.loss), problem.structure
+            method = METHODS[solver.search]
+            ratio = 0.999 if solver.search == "angular" else 1.0     # the paper's stop for the angular search
+            self.kernel = BCFWSolver(st, problem.Cs, problem.seed, sur.kind, sur.alpha, sur.beta, method, ratio,
+                                     solver.max_calls)
+            # the primal: the surrogate's loss with the exact search where the structure has one
+            measure = METHODS["exact"] if st.supports_loss_indexed() else method
+            self.exact_pass = SurrogatePass(st, np.ascontiguousarray(problem.Cs, dtype=np.float64),
+                                            np.array([0, st.n_examples], dtype=np.int64), sur.kind, sur.alpha,
+                                            sur.beta, measure, ratio, solver.max_calls, False)
         if problem.state is not None:
             self.kernel.set_state(problem.state, problem.Cs)
             self.kernel.recompute_q()
@@ -99,6 +146,12 @@ class BCFWRun(GapRuleRun):
 
     def close(self):
         self.kernel.release()      # the fitted estimator keeps the weights, not the working sets
+
+    def primal(self):
+        if self.exact_pass is None:
+            return self.kernel.primal()
+        w = self.kernel.coef
+        return 0.5 * float(w @ w) + self.exact_pass.run(w, np.zeros_like(w))[1]
 
     def run_pass(self):
         return self.kernel.run_pass(), 0.0
