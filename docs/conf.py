@@ -52,7 +52,9 @@ extensions = [
     "sphinx.ext.mathjax",
     "numpydoc",
     "sphinx_gallery.gen_gallery",
+    "myst_parser",                # the reproduction report (benchmarks/report/report.md)
 ]
+source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 
 templates_path = ["_templates"]
 exclude_patterns = ["_build", "_generated", "examples", "Thumbs.db", ".DS_Store",
