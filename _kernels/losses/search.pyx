@@ -529,36 +529,52 @@ cdef SearchResult _search_binary(LabelOracle o, const Surrogate *s, double lam0,
     # by golden section over log lam; return the best label the oracle revealed on the way.
     cdef SearchResult r
     cdef int slot = n_warm, best = -1
-    cdef double best_v = 0.0, G, a, b, x1, x2, f1, f2
+    cdef double best_v = 0.0, G
     G = _start(o, s, n_warm, True, &slot, &best, &best_v)
     if G < 0:
         r.error = 1
         return r
-    a = log_(lam0) - 7.0
-    b = log_(lam0) + 7.0
-    x1 = b - 0.6180339887498949 * (b - a)
-    x2 = a + 0.6180339887498949 * (b - a)
-    f1 = _bound_at(o, s, exp_(x1), G, slot, &best, &best_v); slot += 1
-    f2 = _bound_at(o, s, exp_(x2), G, slot, &best, &best_v); slot += 1
-    while b - a > 0.05 and o.n_calls < max_calls and slot < o.capacity and not o.failed:
-        if min_(f1, f2) * ratio <= best_v:
-            break                     # the bound certifies the best label found
-        if f1 > f2:
-            a = x1
-            x1, f1 = x2, f2
-            x2 = a + 0.6180339887498949 * (b - a)
-            f2 = _bound_at(o, s, exp_(x2), G, slot, &best, &best_v)
-        else:
-            b = x2
-            x2, f2 = x1, f1
-            x1 = b - 0.6180339887498949 * (b - a)
-            f1 = _bound_at(o, s, exp_(x1), G, slot, &best, &best_v)
-        slot += 1
+    _golden_section(o, s, log_(lam0) - 7.0, log_(lam0) + 7.0, False, G, 0.0, ratio, max_calls, slot, &best,
+                    &best_v)
     if o.failed:
         r.error = 1
         return r
     _result_point(&r, o, s, best)
     return r
+
+
+cdef void _golden_section(LabelOracle o, const Surrogate *s, double a, double b, bint sarawagi, double G,
+                          double xi, double ratio, int max_calls, int slot, int *best, double *best_v) noexcept nogil:
+    """Golden section over x = log lam in [a, b] on a search's convex bound of the best value
+    (the binary search's B with the bound G of g; sarawagi: Sarawagi & Gupta's F with the slack
+    xi), one lambda-oracle call per point, each answer a candidate; stops early when the bound
+    certifies the best label found (B <= best / ratio; F <= 0: no label beats xi)."""
+    cdef double x1, x2, f1, f2
+    x1 = b - 0.6180339887498949 * (b - a)
+    x2 = a + 0.6180339887498949 * (b - a)
+    f1 = _bound_of(o, s, exp_(x1), sarawagi, G, xi, slot, best, best_v); slot += 1
+    f2 = _bound_of(o, s, exp_(x2), sarawagi, G, xi, slot, best, best_v); slot += 1
+    while b - a > 0.05 and o.n_calls < max_calls and slot < o.capacity and not o.failed:
+        if (min_(f1, f2) <= 0.0) if sarawagi else (min_(f1, f2) * ratio <= best_v[0]):
+            break
+        if f1 > f2:
+            a = x1
+            x1, f1 = x2, f2
+            x2 = a + 0.6180339887498949 * (b - a)
+            f2 = _bound_of(o, s, exp_(x2), sarawagi, G, xi, slot, best, best_v)
+        else:
+            b = x2
+            x2, f2 = x1, f1
+            x1 = b - 0.6180339887498949 * (b - a)
+            f1 = _bound_of(o, s, exp_(x1), sarawagi, G, xi, slot, best, best_v)
+        slot += 1
+
+
+cdef inline double _bound_of(LabelOracle o, const Surrogate *s, double lam, bint sarawagi, double G, double xi,
+                             int slot, int *best, double *best_v) noexcept nogil:
+    if sarawagi:
+        return _sarawagi_bound(o, s, lam, xi, slot, best, best_v)
+    return _bound_at(o, s, lam, G, slot, best, best_v)
 
 
 cdef SearchResult _search_sarawagi(LabelOracle o, const Surrogate *s, int max_calls, int n_warm) noexcept nogil:
@@ -572,7 +588,7 @@ cdef SearchResult _search_sarawagi(LabelOracle o, const Surrogate *s, int max_ca
     # without caches: there xi is the margin-rescaling label's violation).
     cdef SearchResult r
     cdef int slot = n_warm, best = -1, used = 0, it
-    cdef double best_v = 0.0, G, xi, gmin, a, b, x1, x2, f1, f2
+    cdef double best_v = 0.0, G, xi, gmin, a, b
     r.error = 0
     if s.kind != SURR_SLACK:
         r.error = 1
@@ -599,23 +615,7 @@ cdef SearchResult _search_sarawagi(LabelOracle o, const Surrogate *s, int max_ca
         gmin = o.g_min_pos if o.g_min_pos > 0.0 else G * 1e-6
         a = log_(xi / (G * G)) - 1.0
         b = log_(xi / (gmin * gmin)) + 1.0
-    x1 = b - 0.6180339887498949 * (b - a)
-    x2 = a + 0.6180339887498949 * (b - a)
-    f1 = _sarawagi_bound(o, s, exp_(x1), xi, slot, &best, &best_v); slot += 1
-    f2 = _sarawagi_bound(o, s, exp_(x2), xi, slot, &best, &best_v); slot += 1
-    while (b - a > 0.05 and min_(f1, f2) > 0.0 and o.n_calls < max_calls and slot < o.capacity
-           and not o.failed):
-        if f1 > f2:
-            a = x1
-            x1, f1 = x2, f2
-            x2 = a + 0.6180339887498949 * (b - a)
-            f2 = _sarawagi_bound(o, s, exp_(x2), xi, slot, &best, &best_v)
-        else:
-            b = x2
-            x2, f2 = x1, f1
-            x1 = b - 0.6180339887498949 * (b - a)
-            f1 = _sarawagi_bound(o, s, exp_(x1), xi, slot, &best, &best_v)
-        slot += 1
+    _golden_section(o, s, a, b, True, G, xi, 1.0, max_calls, slot, &best, &best_v)
     if o.failed:
         r.error = 1
         return r
