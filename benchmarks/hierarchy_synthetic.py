@@ -68,6 +68,7 @@ def unbalanced(rng, d=1000, n=10000, depth=10):
 
 
 def run(name, h, X, y, grid, seed):
+    """Prints the table; returns {model: (C, hold-out accuracy, test accuracy, fit seconds)}."""
     rng = np.random.default_rng(seed)
     perm = rng.permutation(len(y))
     a, b = int(0.6 * len(y)), int(0.8 * len(y))
@@ -76,6 +77,7 @@ def run(name, h, X, y, grid, seed):
     print(f"\n{name}: {h.n_nodes} nodes, {h.n_leaves} leaves, N = {len(y)}, d = {X.shape[1]}; "
           f"train/hold-out/test {len(tr)}/{len(ho)}/{len(te)}; leaf sizes {np.bincount(h.leaf_index(y)).tolist()}")
     print(f"{'model':8s} {'C':>8s} {'hold-out %':>10s} {'test %':>8s} {'thesis %':>9s} {'fit s':>7s}")
+    results = {}
     for label, model in (("flat", "flat"), ("HSVM", "hsvm"), ("NHSVM", "nhsvm"), ("SSVM", "shared")):
         best = None
         for C in grid:
@@ -88,8 +90,10 @@ def run(name, h, X, y, grid, seed):
         est = HierarchicalSSVM(h, model=model, C=best[0], random_state=0, **SHARED).fit(X[np.concatenate([tr, ho])],
                                                                                y[np.concatenate([tr, ho])])
         secs = time.perf_counter() - t
-        print(f"{label:8s} {best[0]:8g} {100 * best[1]:10.1f} {100 * est.score(X[te], y[te]):8.1f} "
+        results[label] = (best[0], best[1], est.score(X[te], y[te]), secs)
+        print(f"{label:8s} {best[0]:8g} {100 * best[1]:10.1f} {100 * results[label][2]:8.1f} "
               f"{THESIS[name][label]:9.1f} {secs:7.2f}", flush=True)
+    return results
 
 
 def main():
