@@ -53,7 +53,6 @@ cdef class BCFWSolver(DualSolver):
     cdef int method, max_calls
     cdef double ratio
     cdef StructureOracle orc
-    cdef Py_ssize_t _cur           # the example of the current block step
 
     def __init__(self, Structure structure, Cs, unsigned long long seed=0, int kind=0, double alpha=0.0,
                  double beta=0.0, int method=0, double ratio=1.0, int max_calls=50):
@@ -87,7 +86,6 @@ cdef class BCFWSolver(DualSolver):
         cdef double *row = &self.grow_[0]
         cdef int j, k, n
         cdef Py_ssize_t c
-        self._cur = i
         if C <= 0.0:
             return 0.0
         if self.scaled:
@@ -136,13 +134,13 @@ cdef class BCFWSolver(DualSolver):
             alpha[k] *= 1.0 - gamma
         self.coefs[j] += gamma * C
         alpha[j] += gamma * C
-        self._scale_coefs(n)
+        self._scale_coefs(i, n)
         self.st.update_many(w, i, &self.coefs[0], self.ws.labels(i), n, &self.work[0])
         self.q[i] = ((1.0 - gamma) * (1.0 - gamma) * self.q[i] + 2.0 * gamma * (1.0 - gamma) * C * Ga_j
                      + gamma * gamma * C * C * row[j])
         return g
 
-    cdef inline void _scale_coefs(self, int n) noexcept nogil:
+    cdef inline void _scale_coefs(self, Py_ssize_t i, int n) noexcept nogil:
         """w's change is sigma times alpha's (coefs), each label's dphi scaled by its s."""
         cdef int k
         if self.sigma != 1.0:
@@ -150,7 +148,7 @@ cdef class BCFWSolver(DualSolver):
                 self.coefs[k] *= self.sigma
         if self.scaled:
             for k in range(n):
-                self.coefs[k] *= self.ws.aux(self._cur)[k]
+                self.coefs[k] *= self.ws.aux(i)[k]
 
     cdef inline void _gram_row(self, Py_ssize_t i, int j, int n, const double *G, Py_ssize_t c,
                                double *row) noexcept nogil:
@@ -235,7 +233,7 @@ cdef class BCFWSolver(DualSolver):
             alpha[v] -= gamma * C
             if gamma == gmax:
                 alpha[v] = 0.0              # (exactly: a drop step leaves the label)
-        self._scale_coefs(n)
+        self._scale_coefs(i, n)
         self.st.update_many(w, i, &self.coefs[0], self.ws.labels(i), n, &self.work[0])
         self.q[i] = ((1.0 + gamma) * (1.0 + gamma) * self.q[i] - 2.0 * gamma * (1.0 + gamma) * C * Ga_v
                      + gamma * gamma * C * C * Gvv)
