@@ -80,12 +80,14 @@ def run(name, h, X, y, grid, seed):
     results = {}
     for label, model in (("flat", "flat"), ("HSVM", "hsvm"), ("NHSVM", "nhsvm"), ("SSVM", "shared")):
         best = None
-        for C in grid:
+        for C in grid if len(grid) > 1 else []:
             est = HierarchicalSSVM(h, model=model, C=C, random_state=0, **SHARED)
             est.fit(X[tr], y[tr])
             acc = est.score(X[ho], y[ho])
             if best is None or acc > best[1]:
                 best = (C, acc)
+        if best is None:                 # one C: no selection
+            best = (grid[0], np.nan)
         t = time.perf_counter()
         est = HierarchicalSSVM(h, model=model, C=best[0], random_state=0, **SHARED).fit(X[np.concatenate([tr, ho])],
                                                                                y[np.concatenate([tr, ho])])
