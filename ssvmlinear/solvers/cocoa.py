@@ -55,8 +55,8 @@ class DualShard:
                 self.solver.local_dual_correction(self.kernel))
 
     def evaluate(self):
-        """The shard's gap terms at the weights sent: (slack sum, the dual's linear term) -- one
-        oracle per example."""
+        """The shard's gap terms at the weights sent: (slack sum, (the dual's linear term, its
+        correction of w)) -- one oracle per example."""
         lin = self._linear_term()
         ww = 0.5 * float(np.dot(self.w_in, self.w_in)) if self.buffered else 0.0
         return self.solver.local_slack(self.kernel, ww), lin
