@@ -1,5 +1,7 @@
 """BCFW: block-coordinate Frank-Wolfe (Lacoste-Julien et al. 2013) on the margin-rescaling dual
 (_kernels/solvers/bcfw.pyx)."""
+import abc
+
 import numpy as np
 
 from .loop import Run, Step
@@ -86,17 +88,13 @@ class GapRuleRun(Run):
     def rule(self, gaps, violation, dual):
         return gaps <= self.tol * max(abs(dual), 1e-300) and violation <= self.tol
 
+    @abc.abstractmethod
     def run_pass(self):
         """One pass: (sum of the block gaps, consistency violation)."""
-        raise NotImplementedError
 
     @property
-    def inner_tol(self):             # (a pass has no tolerance of its own)
+    def inner_tol(self):             # (Catalyst reads it; a pass has no tolerance of its own)
         return self.tol
-
-    @inner_tol.setter
-    def inner_tol(self, value):
-        pass
 
     def slack_sum(self):
         """Catalyst's hook: the primal's loss part at the kernel's w (an oracle pass)."""
@@ -121,11 +119,11 @@ class BCFWRun(GapRuleRun):
 
     def __init__(self, problem, solver=None):
         from .._kernels.bcfw import BCFWSolver
-        self.exact_pass = None
+        self.loss = None
         if problem.loss == "margin":
             self.kernel = BCFWSolver(problem.structure, problem.Cs, problem.seed)
         else:
-            from .._kernels.cuttingplane import SurrogatePass
+            from .cutting_plane import loss_measure
             from ..search import METHODS
             from ..surrogates import parse_surrogate
             sur, st = parse_surrogate(problem.loss), problem.structure
@@ -134,10 +132,7 @@ class BCFWRun(GapRuleRun):
             self.kernel = BCFWSolver(st, problem.Cs, problem.seed, sur.kind, sur.alpha, sur.beta, method, ratio,
                                      solver.max_calls)
             # the primal: the surrogate's loss with the exact search where the structure has one
-            measure = METHODS["exact"] if st.supports_loss_indexed() else method
-            self.exact_pass = SurrogatePass(st, np.ascontiguousarray(problem.Cs, dtype=np.float64),
-                                            np.array([0, st.n_examples], dtype=np.int64), sur.kind, sur.alpha,
-                                            sur.beta, measure, ratio, solver.max_calls, False)
+            self.loss = loss_measure(st, problem.Cs, sur, solver.max_calls, method, ratio)
         if problem.state is not None:
             self.kernel.set_state(problem.state, problem.Cs)
             self.kernel.recompute_q()
@@ -148,10 +143,10 @@ class BCFWRun(GapRuleRun):
         self.kernel.release()      # the fitted estimator keeps the weights, not the working sets
 
     def primal(self):
-        if self.exact_pass is None:
+        if self.loss is None:
             return self.kernel.primal()
         w = self.kernel.coef
-        return 0.5 * float(w @ w) + self.exact_pass.run(w, np.zeros_like(w))[1]
+        return 0.5 * float(w @ w) + self.loss(w)
 
     def run_pass(self):
         return self.kernel.run_pass(), 0.0

@@ -69,6 +69,23 @@ def surrogate_problem(loss, convex_only, search):
     return None
 
 
+def loss_measure(structure, Cs, sur, max_calls, fallback=None, ratio=1.0):
+    """w -> sum_i C_i loss_i(w) of surrogate `sur` with the exact search where the structure has
+    one, else with the search `fallback` (search.METHODS' number; None: no measure, None returned)."""
+    from .._kernels.cuttingplane import SurrogatePass
+    from ..search import METHODS
+    if structure.supports_loss_indexed():
+        method, ratio = METHODS["exact"], 1.0
+    elif fallback is None:
+        return None
+    else:
+        method = fallback
+    passer = SurrogatePass(structure, np.ascontiguousarray(Cs, dtype=np.float64),
+                           np.array([0, structure.n_examples], dtype=np.int64), sur.kind, sur.alpha, sur.beta,
+                           method, ratio, max_calls, sur.name == "microf1")
+    return lambda w: passer.run(w, np.zeros_like(w))[1]
+
+
 class CuttingPlane(Solver):
     """One-slack cutting plane with label caches and OCAS's line search; the LSE problem with loss="lse".
 
@@ -201,11 +218,9 @@ class CuttingPlaneRun(Run):
                         self.surrogate.name == "microf1")
         # the model's objective with the exact search (final) when the training search may miss
         self.exact_final = None
-        if (self.surrogate is not None and client is None and structure.supports_loss_indexed()
-                and solver.search not in ("exact", "hull")
+        if (self.surrogate is not None and client is None and solver.search not in ("exact", "hull")
                 and not (solver.search == "angular" and self.surrogate.name == "slack")):
-            from ..search import METHODS
-            self.exact_final = (structure, Cs, bounds, sur_args[:3] + (METHODS["exact"],) + sur_args[4:])
+            self.exact_final = loss_measure(structure, Cs, self.surrogate, solver.max_calls)
         exact = bool(problem.exact_violators or solver.exact_violators)
         if client is not None:
             # the chunks live on the cluster's workers, in shards of consecutive chunks (distributed.py)
@@ -320,10 +335,7 @@ class CuttingPlaneRun(Run):
         elif self.lse and self.best_pass != self.stats["oracle_passes"]:
             self.best = 0.5 * float(self.w_best @ self.w_best) + self.loss_over_caches(self.w_best)
         if self.exact_final is not None:
-            from .._kernels.cuttingplane import SurrogatePass
-            structure, Cs, bounds, args = self.exact_final
-            hsum = SurrogatePass(structure, Cs, bounds, *args).run(self.w_best, np.zeros_like(self.a))[1]
-            self.best = 0.5 * float(self.w_best @ self.w_best) + hsum
+            self.best = 0.5 * float(self.w_best @ self.w_best) + self.exact_final(self.w_best)
         return self.best, self.qp.dual
 
     def result(self):
