@@ -184,7 +184,10 @@ def test_ctrl_c_stops_ssvm_train_with_status_130_and_no_model(tmp_path):
     proc = subprocess.Popen([sys.executable, "-c", "import sys; from ssvmlinear.cli import train_main; "
                              "sys.exit(train_main(sys.argv[1:]))", "-e", "1e-12", "-m", "100000", "-c", "100",
                              str(tmp_path / "big.svm"), str(model)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            # a test run started in the background inherits SIGINT ignored (as a
+                            # shell's background job); the child is run as from a terminal
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     first = proc.stderr.readline()        # the first progress line: the passes have started
     assert first.startswith("[sdm]"), first
     time.sleep(0.5)
