@@ -12,9 +12,8 @@ Line grammar (``#`` starts a comment anywhere; blank and comment-only lines are 
     labels  := NUMBER (',' NUMBER)*      -- a first token without ':'; absent = empty label set
 
 Whitespace is ASCII space, \\t, \\n, \\v, \\f, \\r (what ``bytes.split()`` splits on). Numbers are
-parsed with C ``strtod`` in the "C" locale (correctly rounded on glibc, so equal to Python's
-``float``), with an exact fast path for short decimals (Clinger: m <= 2**53 and 10**k, k <= 22, are
-exact doubles, so m / 10**k is correctly rounded). Hexadecimal floats, NaN and infinities are errors.
+parsed by ``core/parse_numbers.h`` (C ``strtod`` in the "C" locale, correctly rounded on glibc, so
+equal to Python's ``float``; hexadecimal floats, NaN and infinities are errors).
 """
 from libc.stdlib cimport malloc, realloc, free
 from libc.string cimport memchr, memcpy, memcmp
@@ -25,47 +24,14 @@ from cython.view cimport array as cvarray
 import numpy as np
 
 
-cdef extern from *:
-    """
-    #include <stdlib.h>
-    #include <locale.h>
-    #if defined(__APPLE__) || defined(__FreeBSD__)
-    #include <xlocale.h>
-    #endif
-    /* strtod in the "C" locale whatever setlocale() the host application called. */
-    #if defined(_WIN32)
-    typedef _locale_t ssvm_locale_t;
-    static ssvm_locale_t ssvm_new_c_locale(void) { return _create_locale(LC_NUMERIC, "C"); }
-    static void ssvm_free_locale(ssvm_locale_t l) { if (l) _free_locale(l); }
-    static double ssvm_strtod(const char *s, char **e, ssvm_locale_t l) {
-        return l ? _strtod_l(s, e, l) : strtod(s, e);
-    }
-    #elif defined(__GLIBC__) || defined(__APPLE__) || defined(__FreeBSD__)
-    typedef locale_t ssvm_locale_t;
-    static ssvm_locale_t ssvm_new_c_locale(void) {
-        return newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
-    }
-    static void ssvm_free_locale(ssvm_locale_t l) { if (l) freelocale(l); }
-    static double ssvm_strtod(const char *s, char **e, ssvm_locale_t l) {
-        return l ? strtod_l(s, e, l) : strtod(s, e);
-    }
-    #else
-    typedef void *ssvm_locale_t;
-    static ssvm_locale_t ssvm_new_c_locale(void) { return NULL; }
-    static void ssvm_free_locale(ssvm_locale_t l) { (void)l; }
-    static double ssvm_strtod(const char *s, char **e, ssvm_locale_t l) {
-        (void)l; return strtod(s, e);
-    }
-    #endif
-    static const double ssvm_pow10[23] = {
-        1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
-        1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
-    """
+cdef extern from "parse_numbers.h":
     ctypedef void *ssvm_locale_t
     ssvm_locale_t ssvm_new_c_locale() noexcept nogil
     void ssvm_free_locale(ssvm_locale_t loc) noexcept nogil
-    double ssvm_strtod(const char *s, char **e, ssvm_locale_t loc) noexcept nogil
-    const double ssvm_pow10[23]
+    int parse_double "ssvm_parse_double" (const char *s, const char *e, double *out,
+                                          ssvm_locale_t loc) noexcept nogil
+    bint is_ws "ssvm_is_ws" (char c) noexcept nogil
+    bint is_digit "ssvm_is_digit" (char c) noexcept nogil
 
 
 # kinds (must match ssvmlinear.io)
@@ -133,65 +99,6 @@ cdef struct Parser:
     int64_t err_aux
     int err_len
     char err_tok[80]
-
-
-cdef inline bint is_ws(char c) noexcept nogil:
-    return c == 32 or (c >= 9 and c <= 13)
-
-
-cdef inline bint is_digit(char c) noexcept nogil:
-    return c >= 48 and c <= 57
-
-
-cdef int parse_double(const char *s, const char *e, double *out, ssvm_locale_t loc) noexcept nogil:
-    """Parse [s, e) as a finite float: 0 ok, 1 malformed, 2 NaN/inf/overflow."""
-    cdef const char *p = s
-    cdef bint neg = False
-    cdef uint64_t m = 0
-    cdef int nd = 0
-    cdef int nf = 0
-    cdef char *endp = NULL
-    cdef double v
-    if p >= e:
-        return 1
-    if p[0] == b'-':
-        neg = True
-        p += 1
-    elif p[0] == b'+':
-        p += 1
-    # exact fast path: [sign] digits [. digits], at most 19 digits, mantissa <= 2**53
-    while p < e and is_digit(p[0]) and nd < 19:
-        m = m * 10 + <uint64_t>(p[0] - 48)
-        nd += 1
-        p += 1
-    if p < e and p[0] == b'.':
-        p += 1
-        while p < e and is_digit(p[0]) and nd < 19:
-            m = m * 10 + <uint64_t>(p[0] - 48)
-            nd += 1
-            nf += 1
-            p += 1
-    if p == e and nd > 0 and nf <= 22 and m <= (<uint64_t>1 << 53):
-        v = <double>m
-        if nf > 0:
-            v = v / ssvm_pow10[nf]
-        out[0] = -v if neg else v
-        return 0
-    # general path; reject what strtod takes but Python's float() does not (hex floats)
-    p = s
-    if p[0] == b'-' or p[0] == b'+':
-        p += 1
-    if p + 1 < e and p[0] == b'0' and (p[1] == b'x' or p[1] == b'X'):
-        return 1
-    if is_ws(s[0]):
-        return 1
-    v = ssvm_strtod(s, &endp, loc)
-    if <const char *>endp != e:
-        return 1
-    if not isfinite(v):
-        return 2
-    out[0] = v
-    return 0
 
 
 cdef int parse_int(const char *s, const char *e, int64_t limit, int64_t *out) noexcept nogil:
