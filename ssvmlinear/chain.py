@@ -14,8 +14,10 @@ class ChainSSVM(ClassifierMixin, StructuredSSVM, ChainModel):
     decoding. The task loss is the Hamming loss (divided by the sequence length with
     normalize_loss). Training minimises ``1/2 ||w||^2 + sum_i C_i max_y [Delta(y, y_i) + f(y) -
     f(y_i)]`` over the sequences i (margin rescaling), or the LSE problem, or another surrogate
-    given by `loss`. X has one row per token; every method takes the sequences as `lengths`
-    or as `sequence_ids`.
+    given by `loss`. X has one row per token and every method takes the sequences as `lengths`
+    or as `sequence_ids`; or X is a list of sentences, each a list of token feature dicts (as
+    sklearn-crfsuite takes them: see SequenceVectorizer for how features become columns) with y
+    a list of tag lists, and predict returns a list of tag lists.
 
     {parameters}
 
@@ -33,11 +35,17 @@ class ChainSSVM(ClassifierMixin, StructuredSSVM, ChainModel):
         With start_end only: the score of each tag as the last of a sequence.
     classes_ : ndarray of shape (n_tags,)
         The tags, sorted.
+    token_features_ : TokenFeatures or None
+        Fitted on sentences of feature dicts: the vocabulary of their feature names
+        (``token_features_.feature_names``, in the order of coef_'s columns); None when fitted
+        on a matrix.
     {fit_attributes}
 
     See Also
     --------
     MulticlassSSVM : One label per example, without sequences.
+    ssvmlinear.feature_extraction.SequenceVectorizer : Token feature dicts into rows.
+    ssvmlinear.metrics.entity_scores : Entity-level precision, recall and F1 of predicted tags.
     ssvmlinear.solvers.GDMM : Factorwise oracles, sublinear in the number of tags.
 
     Notes
@@ -78,6 +86,13 @@ class ChainSSVM(ClassifierMixin, StructuredSSVM, ChainModel):
     >>> ids = np.array([7, 7, 7, 7, 9, 9, 9])   # the same two sequences, as ids
     >>> clf.sequence_accuracy(X, y, sequence_ids=ids)
     1.0
+
+    Sentences of token feature dicts, tags as strings:
+
+    >>> sents = [[{"w": "John"}, {"w": "sleeps"}], [{"w": "Mary"}, {"w": "runs"}]]
+    >>> tags = [["B-PER", "O"], ["B-PER", "O"]]
+    >>> ChainSSVM(C=10.0).fit(sents, tags).predict([[{"w": "Mary"}, {"w": "sleeps"}]])
+    [['B-PER', 'O']]
     """
 
     _parameter_constraints = constraints_of(ChainModel.params)

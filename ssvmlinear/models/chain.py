@@ -8,6 +8,7 @@ from ..params import Param
 from ..distributed import decode_all
 from .._kernels.dataset import CSRDataset
 from .._kernels.chain import ChainStructure
+from ..token_features import TokenFeatures, is_token_input, flat_tags, split_tags
 
 
 def check_lengths(lengths, n_rows):
@@ -48,6 +49,12 @@ def sequence_lengths(lengths, sequence_ids, n_rows, method="fit"):
                          f"expected one per row of X ({n_rows})")
     starts = np.flatnonzero(np.concatenate([[True], ids[1:] != ids[:-1]]))
     return np.diff(np.append(starts, n_rows)).astype(np.int64)
+
+
+def refuse_lengths(lengths, sequence_ids, method):
+    if lengths is not None or sequence_ids is not None:
+        raise ValueError(f"ChainSSVM.{method}: X holds sentences (lists of tokens), which give the sequences; "
+                         "pass no lengths or sequence_ids")
 
 
 def sequence_weights(sample_weight, lengths, n_rows, check=checks):
@@ -104,6 +111,12 @@ class ChainModel(Model):
         from ..distributed import ShardedData
         if isinstance(X, ShardedData):
             return self._fit_sharded(X, sample_weight)
+        features = None
+        if is_token_input(X):          # sentences of feature dicts: a vocabulary of their names
+            refuse_lengths(lengths, sequence_ids, "fit")
+            features = TokenFeatures()
+            X, lengths = features.transform(X, fit=True)
+            y = flat_tags(y, lengths)
         X, y = self._checks.check_csr(X, self, y)
         self._checks.check_class_labels(y)
         lengths = sequence_lengths(lengths, sequence_ids, X.shape[0])  # >= 1 sequence: X has >= 1 row
@@ -115,6 +128,7 @@ class ChainModel(Model):
         w = self._solve(structure, Cs, ("chain", self._solver_name, self.loss, getattr(self._solver(), 'exact_violators', False), X.shape, bias, tuple(classes.tolist()), self.start_end,
                                         self.normalize_loss, tuple(lengths.tolist())))
         self._set_weights(w, X.shape[1], classes, bias)
+        self.token_features_ = features
         return self._finish_fit()
 
     def _shard_problem(self, data):
@@ -148,8 +162,21 @@ class ChainModel(Model):
             parts += [self.start_, self.end_]
         return np.ascontiguousarray(np.concatenate(parts))
 
+    def _token_rows(self, X, lengths, sequence_ids, method):
+        """X given as sentences of feature dicts: (its rows by the fitted vocabulary, their
+        lengths, True); any other X: (X, lengths, False)."""
+        if not is_token_input(X):
+            return X, lengths, False
+        refuse_lengths(lengths, sequence_ids, method)
+        if getattr(self, "token_features_", None) is None:
+            raise ValueError(f"ChainSSVM.{method}: X holds sentences of token features, but the model was fitted "
+                             "on a matrix of rows (fit it on sentences of feature dicts to use them)")
+        X, lengths = self.token_features_.transform(X)
+        return X, lengths, True
+
     def _structure_for(self, X, lengths, sequence_ids, method):
         self._check_fitted()
+        X, lengths, _ = self._token_rows(X, lengths, sequence_ids, method)
         X = self._checks.check_csr(X, self, reset=False)
         lengths = sequence_lengths(lengths, sequence_ids, X.shape[0], method)
         dummy = np.zeros(X.shape[0], dtype=np.int32)
@@ -191,8 +218,9 @@ class ChainModel(Model):
             idx = X.client.gather(X.map(_shard_predict, self.classes_, self.n_features_in_, self._bias,
                                         bool(self.start_end), bool(self.normalize_loss), w))
             return self.classes_[np.concatenate(idx)]
-        st, _ = self._structure_for(X, lengths, sequence_ids, "predict")
-        return self.classes_[decode_all(st, self._weight_vector(), self.n_jobs)]
+        st, lengths = self._structure_for(X, lengths, sequence_ids, "predict")
+        tags = self.classes_[decode_all(st, self._weight_vector(), self.n_jobs)]
+        return split_tags(tags, lengths) if is_token_input(X) else tags
 
     def decision_function(self, X, lengths=None, *, sequence_ids=None):
         """Per-token tag scores: the max-marginals of the sequence score.
@@ -230,8 +258,9 @@ class ChainModel(Model):
         True
         """
         self._check_fitted()
+        X, lengths, tokens = self._token_rows(X, lengths, sequence_ids, "decision_function")
         X = self._checks.check_csr(X, self, reset=False)
-        lengths = sequence_lengths(lengths, sequence_ids, X.shape[0], "decision_function")
+        lengths = lengths if tokens else sequence_lengths(lengths, sequence_ids, X.shape[0], "decision_function")
         U = np.asarray(X @ self.coef_.T) + self.intercept_
         A = self.transition_
         starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
@@ -288,7 +317,8 @@ class ChainModel(Model):
         0.8
         """
         st, lengths = self._structure_for(X, lengths, sequence_ids, "score")
-        correct = self.classes_[decode_all(st, self._weight_vector(), self.n_jobs)] == np.asarray(y)
+        y = flat_tags(y, lengths) if is_token_input(X) else np.asarray(y)
+        correct = self.classes_[decode_all(st, self._weight_vector(), self.n_jobs)] == y
         weights = None if sample_weight is None else np.repeat(
             sequence_weights(sample_weight, lengths, correct.shape[0], self._checks), lengths)
         return float(np.average(correct, weights=weights))
@@ -327,7 +357,8 @@ class ChainModel(Model):
         0.5
         """
         st, lengths = self._structure_for(X, lengths, sequence_ids, "sequence_accuracy")
-        wrong = self.classes_[decode_all(st, self._weight_vector(), self.n_jobs)] != np.asarray(y)
+        y = flat_tags(y, lengths) if is_token_input(X) else np.asarray(y)
+        wrong = self.classes_[decode_all(st, self._weight_vector(), self.n_jobs)] != y
         starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
         return float(np.mean(np.add.reduceat(wrong, starts) == 0)) if len(lengths) else 1.0
 
