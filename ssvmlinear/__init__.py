@@ -40,7 +40,7 @@ elif not _has_kernels(_here):
                       "not built) and no installed copy is on sys.path; run `pip install .` or `pip install -e .`")
 else:
     from .exceptions import ConvergenceWarning
-    from .io import load_svmlight_file, dump_svmlight_file
+    from .io import load_svmlight_file, dump_svmlight_file, load_crfsuite_file
     from .model_io import save_model, load_model
     from .hierarchy import Hierarchy, read_hierarchy
     from . import metrics
@@ -62,6 +62,6 @@ else:
 
     from ._version import __version__
     __all__ = ["MulticlassSSVM", "ChainSSVM", "MultiLabelSSVM", "HierarchicalSSVM", "Hierarchy", "read_hierarchy",
-               "load_svmlight_file", "dump_svmlight_file",
+               "load_svmlight_file", "dump_svmlight_file", "load_crfsuite_file",
                "save_model", "load_model", "ConvergenceWarning", "metrics", "subset_accuracy", "hamming_loss",
                "micro_f1", "macro_f1", "example_accuracy", "__version__"]

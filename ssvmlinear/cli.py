@@ -8,6 +8,8 @@ import scipy.sparse as sp
 
 from .registry import SOLVERS, SOLVER_TYPES, STRUCTURES, structure_of, structure_for_file_kind
 from .datacache import load_data
+from .io import load_crfsuite_file, is_crfsuite_file
+from .token_features import TokenFeatures
 from .model_io import save_model, load_model, format_label
 from .utils import UsageError, match_columns, write_atomic, run_command
 
@@ -32,10 +34,13 @@ Usage: ssvm-train [options] training_set_file [model_file]
 options:
 -s type : solver and surrogate (default 0)
 {SOLVER_LINES}
--t structure : auto or one of (default auto: a file with qid: is a chain, one with label lists
+-t structure : auto, crfsuite or one of (default auto: a file in CRFsuite's format is a chain
+	over its attribute names (as -t crfsuite), a file with qid: is a chain, one with label lists
 	l1,l2 is multilabel, otherwise multiclass; -t multiclass reads a qid file as independent
 	examples; -t multilabel reads a file whose lines all hold one label as multi-label)
 {STRUCTURE_LINES}
+	crfsuite: CRFsuite's data format, one token a line: the label, then tab-separated
+	attributes name or name:value; a blank line ends a sequence (the model keeps the names)
 -E edges : multilabel with pairwise label interactions: chow-liu (the Chow-Liu tree of the
 	training labels), full (every pair; LP relaxation) or a file of label pairs, one "l1 l2" per
 	line (a forest: exact max-product; any other graph: the LP relaxation) (default: independent)
@@ -102,7 +107,9 @@ options:
 -h, --help : print this text; --version : print the version
 Writes one predicted label per line (per token for a chain model; for a multilabel model the
 label set, comma-separated as in the input, an empty line for the empty set) to output_file and
-prints the accuracy (chain models: token accuracy and sequence accuracy; multilabel models: subset
+prints the accuracy (chain models: token accuracy and sequence accuracy, and with entity tags such
+as B-PER, I-PER, O the entities' precision, recall and F1 by conlleval's rules, overall and per
+type; a model trained on a CRFsuite file reads test files in that format; multilabel models: subset
 accuracy, Hamming loss, micro- and macro-F1, and Acc = mean over examples of |y & y'| / |y | y'|;
 single-label hierarchy models also the tree-induced error: the mean number of nodes in which the
 predicted and the true leaf's ancestor sets differ, the path length between them on a tree).
@@ -221,8 +228,8 @@ def _train(argv):
         if flag in opts and param.cli_problem(opts[flag]) is not None:
             raise UsageError(param.cli_problem(opts[flag]))
     structure = opts.get("t", "auto")
-    if structure != "auto" and structure not in STRUCTURES:
-        raise UsageError(f"unknown structure -t {structure}; expected auto or one of {', '.join(STRUCTURES)}")
+    if structure not in ("auto", "crfsuite") and structure not in STRUCTURES:
+        raise UsageError(f"unknown structure -t {structure}; expected auto, crfsuite or one of {', '.join(STRUCTURES)}")
     if not np.isfinite(opts.get("B", -1.0)):
         raise UsageError("-B: bias must be a finite number")
     if "n" in opts and opts["n"] == 0:
@@ -233,10 +240,17 @@ def _train(argv):
             check_output_path(model_file)
         if structure == "auto" and "H" in opts:
             structure = "hierarchy"
-        data = load_data(train_file, zero_based=False,
-                                  kind="auto" if structure == "auto" else STRUCTURES[structure].file_kind)
-        X, y = data[0], data[1]
-        lengths = data[2] if len(data) == 3 else None
+        features = None
+        if structure == "crfsuite" or (structure == "auto" and is_crfsuite_file(train_file)):
+            X, y, lengths, names = load_crfsuite_file(train_file)      # a chain over attribute names
+            features = TokenFeatures()
+            features.feature_names = names
+            structure = "chain"
+        else:
+            data = load_data(train_file, zero_based=False,
+                             kind="auto" if structure == "auto" else STRUCTURES[structure].file_kind)
+            X, y = data[0], data[1]
+            lengths = data[2] if len(data) == 3 else None
         label_sets = sp.issparse(y)
         spec = STRUCTURES[structure] if structure != "auto" else structure_for_file_kind(
             "sequence" if lengths is not None else "multilabel" if label_sets else "multiclass")
@@ -273,7 +287,8 @@ def _train(argv):
                 if label_sets and values_as_columns:     # (y's columns are label values, pred's the model's)
                     y, pred = on_model_columns(y, pred, fitted[0].classes_)
                 lines = (multilabel_report(y, pred) if label_sets else
-                         [f"Accuracy = {100 * float(np.mean(pred == y)):g}%"] + sequence_report(y == pred, lengths))
+                         [f"Accuracy = {100 * float(np.mean(pred == y)):g}%"] + sequence_report(y == pred, lengths)
+                         + entity_report(y, pred, lengths))
                 for line in lines + fitted[0]._report_lines(y, pred):
                     _say(f"Cross Validation {line}")
                 return 0
@@ -283,6 +298,7 @@ def _train(argv):
                 raise ValueError(f"{train_file}: {e}") from None
             if label_sets and not values_as_columns:
                 est.classes_ = label_values[est.classes_]
+            est.token_features_ = features
         if not quiet:
             _say(training_summary(est))
         save_model(est, model_file)
@@ -342,8 +358,12 @@ def _predict(argv):
         kind = structure_of(model).file_kind
         if getattr(model, "_predicts_label_sets", kind == "multilabel"):
             return _predict_multilabel(model, test_file, model_file, output_file, opts.get("q", False))
-        data = load_test_data(test_file, model_file, structure_of(model).name, kind)
-        X, y, lengths = data[0], data[1], (data[2] if kind == "sequence" else None)
+        features = getattr(model, "token_features_", None)
+        if features is not None:       # a model of attribute names reads CRFsuite files by its vocabulary
+            X, y, lengths, _ = load_crfsuite_file(test_file, feature_names=features.feature_names)
+        else:
+            data = load_test_data(test_file, model_file, structure_of(model).name, kind)
+            X, y, lengths = data[0], data[1], (data[2] if kind == "sequence" else None)
         X = match_columns(X, model.n_features_in_)
         pred = model.predict(X) if lengths is None else model.predict(X, lengths)
         pred_text = [format_label(p) for p in pred]
@@ -352,7 +372,7 @@ def _predict(argv):
             ok = np.array([format_label(v) for v in y]) == np.array(pred_text)
             correct, total = int(ok.sum()), len(y)
             _say(f"Accuracy = {100.0 * correct / max(total, 1):g}% ({correct}/{total})")
-            for line in sequence_report(ok, lengths) + model._report_lines(y, pred):
+            for line in sequence_report(ok, lengths) + entity_report(y, pred, lengths) + model._report_lines(y, pred):
                 _say(line)
     except (ValueError, OSError) as e:
         sys.stderr.write(f"ssvm-predict: error: {e}\n")
@@ -367,6 +387,21 @@ def sequence_report(correct, lengths):
     starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
     seq_ok = int(np.sum(np.add.reduceat(~np.asarray(correct, dtype=bool), starts) == 0))
     return [f"Sequence accuracy = {100.0 * seq_ok / len(lengths):g}% ({seq_ok}/{len(lengths)})"]
+
+
+def entity_report(y, pred, lengths):
+    """The entity-level lines of a chain whose tags look like entity tags (B-PER, I-PER, O, ...):
+    micro-averaged precision, recall and F1, then one line per type (as conlleval prints)."""
+    from .metrics import entity_scores, looks_like_entity_tags
+    if lengths is None or not looks_like_entity_tags(set(np.asarray(y).tolist()) | set(np.asarray(pred).tolist())):
+        return []
+    scores = entity_scores(np.asarray(y, dtype=object), np.asarray(pred, dtype=object), lengths=lengths)
+
+    def line(name, s):
+        return (f"{name}: precision {100 * s['precision']:.2f}%, recall {100 * s['recall']:.2f}%, "
+                f"F1 {100 * s['f1-score']:.2f} ({s['support']} entities)")
+    return ([line("Entities (micro)", scores["micro avg"])]
+            + [line(f"  {t}", v) for t, v in scores.items() if not t.endswith(" avg")])
 
 
 KIND_TEXT = {"multiclass": "one label per line", "multilabel": "label lists l1,l2",

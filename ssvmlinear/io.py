@@ -697,3 +697,118 @@ def dump_svmlight_file(X, y, f, zero_based=False, lengths=None, comment=None):
         f.write(payload.decode("ascii"))
     else:
         f.write(payload)
+
+
+def load_crfsuite_file(f, feature_names=None, n_features=None, alternate_sign=True):
+    r"""Load a sequence labeling file in CRFsuite's data format.
+
+    One token a line: its label, then tab-separated attributes, each ``name`` (value 1) or
+    ``name:value``; ``\:`` and ``\\`` write a colon and a backslash in a name or label; a blank
+    line ends a sequence (what ``crfsuite learn`` and ``crfsuite tag`` read). gzip and bzip2
+    contents are decompressed transparently. Columns are a vocabulary of the attribute names
+    (sorted), or the given one, or hashed.
+
+    Parameters
+    ----------
+    f : str, path-like or binary file object
+        The file.
+    feature_names : list of str or None, default=None
+        The columns' attribute names (a fitted model's vocabulary): other attributes are
+        ignored. None: the vocabulary of the file's names, sorted.
+    n_features : int or None, default=None
+        Hash every attribute name into this many columns instead (signed 32-bit MurmurHash3, as
+        scikit-learn's FeatureHasher); feature_names must then be None.
+    alternate_sign : bool, default=True
+        With hashing: the sign of the name's hash multiplies its value.
+
+    Returns
+    -------
+    X : scipy.sparse.csr_matrix of shape (n_tokens, n_columns)
+        One row per token, the sequences one after the other.
+    y : ndarray of str of shape (n_tokens,)
+        The label of every token.
+    lengths : ndarray of int64 of shape (n_sequences,)
+        The number of tokens of each sequence.
+    feature_names : list of str or None
+        The columns' attribute names (None with hashing).
+
+    Raises
+    ------
+    ValueError
+        For a malformed line (a field with two ':', an empty name, a value that is not a finite
+        number, a declaration line '@...', bytes that are not UTF-8), with the file and line.
+    OSError
+        When the file cannot be read.
+
+    See Also
+    --------
+    load_svmlight_file : The svmlight format (sequences by qid).
+    ssvmlinear.feature_extraction.SequenceVectorizer : The same columns from Python dicts.
+
+    Examples
+    --------
+    >>> import io
+    >>> from ssvmlinear.io import load_crfsuite_file
+    >>> text = b"B-PER\tw=John\ttitle\nO\tw=sleeps\n\nB-LOC\tw=Oslo\ttitle:2.0\n"
+    >>> X, y, lengths, names = load_crfsuite_file(io.BytesIO(text))
+    >>> y.tolist(), lengths.tolist(), names
+    (['B-PER', 'O', 'B-LOC'], [2, 1], ['title', 'w=John', 'w=Oslo', 'w=sleeps'])
+    >>> X.toarray()
+    array([[1., 1., 0., 0.],
+           [0., 0., 0., 1.],
+           [2., 0., 1., 0.]])
+    """
+    from .token_features import TokenFeatures
+    if feature_names is not None and n_features is not None:
+        raise ValueError("give feature_names or n_features, not both")
+    name = _source_name(f)
+    raw = _read_bytes(f, name)
+    features = TokenFeatures(n_features, alternate_sign)
+    if feature_names is not None:
+        features.feature_names = list(feature_names)
+    X, y, lengths = features.read_crfsuite(raw, name, fit=feature_names is None and n_features is None)
+    return X, y.astype(str) if len(y) else np.zeros(0, dtype=str), lengths, features.feature_names
+
+
+def is_crfsuite_file(path):
+    """Whether the data file at path (gzip and bzip2 read through) looks like CRFsuite's format
+    (looks_like_crfsuite on its first bytes); False for what is not a readable file."""
+    try:
+        with open(path, "rb") as fh:
+            magic = fh.read(3)
+        opener = gzip.open if magic[:2] == b"\x1f\x8b" else bz2.open if magic == b"BZh" else open
+        with opener(path, "rb") as fh:
+            head = fh.read(1 << 16)
+    except (OSError, EOFError, ValueError):
+        return False
+    return looks_like_crfsuite(head)
+
+
+def looks_like_crfsuite(raw):
+    """Whether a data file's bytes look like CRFsuite's format rather than svmlight's: a line
+    with a tab-separated field that is not svmlight's 'index:value' or 'qid:N', a label that is
+    not a number, or a blank line between tokens (the first lines are looked at)."""
+    lines = raw[:1 << 16].split(b"\n")[:200]
+    seen_token = False
+    for k, line in enumerate(lines):
+        line = line.rstrip(b"\r")
+        if not line.strip():
+            if seen_token and k + 1 < len(lines) and lines[k + 1].strip():
+                return True
+            continue
+        if line.lstrip().startswith(b"#"):
+            continue
+        seen_token = True
+        if b"\t" not in line:
+            continue
+        fields = line.split(b"\t")
+        try:
+            float(fields[0].split(b",")[0] or b"0")
+        except ValueError:
+            return True
+        for field in fields[1:]:
+            field = field.split(b"#")[0].strip()
+            head, colon, tail = field.partition(b":")
+            if field and not (colon and (head.isdigit() or head == b"qid")):
+                return True
+    return False

@@ -416,6 +416,9 @@ def _strict_spans(prefix, kind, scheme):
 def entity_spans(tags, scheme=None, mode="conlleval"):
     """Find the entities (chunks) of one tag sequence.
 
+    An entity is a run of tokens of one type, read from tags such as B-PER, I-PER by CoNLL's
+    conlleval rules or strictly by a tagging scheme's (as entity_scores reads them).
+
     Parameters
     ----------
     tags : sequence of str

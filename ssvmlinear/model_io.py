@@ -15,6 +15,9 @@ Format 2 (the one written)::
     [chain: "transition" and K lines of K weights (rows = previous tag); with start_end, "start"
       and "end" and one line of K weights each; multilabel with edges: "pairwise" and one line
       per edge, its table [state of a][state of b] row-major]
+    [a model fitted on token features (CRFsuite files, feature dicts): header "vocabulary N" and,
+      last, "vocabulary" and the N attribute names of the feature columns, one a line (\\, \n and
+      \r escaped)]
 
 A multilabel model fitted on a 1-D binary y (`output binary`) has one weight column for its two
 labels. Format 1 (every feature row written, no index, no nr_w_rows) is still read. Sizes a header
@@ -83,6 +86,8 @@ def _model_lines(estimator, structure):
             f"bias {bias!r}" if bias > 0 else "bias -1"]
     head += [f"{p} {int(bool(getattr(estimator, p)))}" for p in structure.model_params]
     head += [f"{key} {value}" for key, value in estimator._model_header()]
+    if _vocabulary_of(estimator) is not None:
+        head.append(f"vocabulary {len(_vocabulary_of(estimator))}")
     rows = np.flatnonzero(W.any(axis=0))
     bias_row = estimator.intercept_ / bias if bias > 0 else None
     has_bias_row = bias_row is not None and bool(np.any(bias_row))
@@ -98,6 +103,28 @@ def _model_lines(estimator, structure):
     params.update(estimator._block_params())
     for name, n_rows, n_cols in structure.blocks(len(classes), params):   # block "x" is attribute x_
         yield f"{name}\n" + _format_rows(np.asarray(getattr(estimator, name + "_")).reshape(n_rows, n_cols))
+    names = _vocabulary_of(estimator)
+    if names is not None:
+        yield "vocabulary\n"
+        for s in range(0, len(names), 1 << 14):
+            yield "".join(_escape_name(n) + "\n" for n in names[s:s + (1 << 14)])
+
+
+def _vocabulary_of(estimator):
+    """The attribute names of a model fitted on token features (a list), else None."""
+    features = getattr(estimator, "token_features_", None)
+    return None if features is None else features.feature_names
+
+
+def _escape_name(name):
+    return name.replace("\\", "\\\\").replace("\n", "\\n").replace("\r", "\\r")
+
+
+_ESCAPED = re.compile(r"\\(.)")
+
+
+def _unescape_name(text):
+    return _ESCAPED.sub(lambda m: {"n": "\n", "r": "\r"}.get(m.group(1), m.group(1)), text)
 
 
 def save_model(estimator, path):
@@ -394,6 +421,23 @@ def _read_model(src, as_estimator):
     for name, r, c in blocks:
         src.expect(name)
         parts.append(src.dense_block(r, c, name).ravel())
+    vocabulary = None
+    if "vocabulary" in header:          # a model fitted on token features: its attribute names
+        n_names = number("vocabulary", parse_int64)
+        if n_names != d:
+            fail(f"vocabulary {n_names} differs from nr_feature {d}", header["vocabulary"][0])
+        src.expect("vocabulary")
+        if src.remaining < n_names:
+            fail(f"header says the vocabulary holds {n_names} names, but only {src.remaining} bytes follow "
+                 "(truncated file?)", src.lineno + 1)
+        vocabulary = []
+        for _ in range(n_names):
+            line = src.next()
+            if line is None:
+                fail("the vocabulary ends early (truncated file?)", src.lineno + 1)
+            vocabulary.append(_unescape_name(line))
+        if len(set(vocabulary)) != n_names:
+            fail("the vocabulary's names repeat")
     while True:
         line = src.next()
         if line is None:
@@ -410,5 +454,9 @@ def _read_model(src, as_estimator):
         fail(f"bias {bias!r} times the bias row's weights overflows float64", header["bias"][0])
     if restore is not None:
         restore(est)
+    if vocabulary is not None:
+        from .token_features import TokenFeatures
+        est.token_features_ = TokenFeatures()
+        est.token_features_.feature_names = vocabulary
     est.n_iter_ = 0
     return est

@@ -46,6 +46,7 @@ SOLVERS = ("SDM", "SDCD", "CuttingPlane", "BCFW", "GDMM", "Pegasos")
 FUNCTIONS = (
     "ssvmlinear.io.load_svmlight_file",
     "ssvmlinear.io.dump_svmlight_file",
+    "ssvmlinear.io.load_crfsuite_file",
     "ssvmlinear.model_io.save_model",
     "ssvmlinear.model_io.load_model",
     "ssvmlinear.hierarchy.read_hierarchy",
@@ -54,12 +55,15 @@ FUNCTIONS = (
     "ssvmlinear.metrics.micro_f1",
     "ssvmlinear.metrics.macro_f1",
     "ssvmlinear.metrics.example_accuracy",
+    "ssvmlinear.metrics.entity_scores",
+    "ssvmlinear.metrics.entity_spans",
     "ssvmlinear.distributed.load_svmlight_shards",
 )
 OTHER_CLASSES = (
     "ssvmlinear.hierarchy.Hierarchy",
     "ssvmlinear.exceptions.ConvergenceWarning",
     "ssvmlinear.solvers.solver.Solver",
+    "ssvmlinear.feature_extraction.SequenceVectorizer",
 )
 
 
