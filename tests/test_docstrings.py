@@ -58,6 +58,8 @@ FUNCTIONS = (
     "ssvmlinear.metrics.entity_scores",
     "ssvmlinear.metrics.entity_spans",
     "ssvmlinear.distributed.load_svmlight_shards",
+    "ssvmlinear.datasets.make_entity_sentences",
+    "ssvmlinear.datasets.word_features",
 )
 OTHER_CLASSES = (
     "ssvmlinear.hierarchy.Hierarchy",
