@@ -49,9 +49,9 @@ options:
 -M model : with -H: nhsvm (normalised hierarchical SVM, node weights sqrt(alpha), the default),
 	hsvm (the hierarchical structured SVM), shared (Shared SVM: alpha learned; trees) or flat
 -l loss : surrogate for -s 4, -s 2 and -s 5 (default margin): margin, slack, beta:B,
-	generalized:A,B, probloss, probloss-convex, logloss, microf1 (multilabel) (see
-	ssvmlinear.surrogates); -s 2 takes those convex in the margin (all but probloss),
-	-s 5 those linear in it (slack, beta:B, generalized:A,B)
+	generalized:A,B, probloss, probloss-convex, logloss, microf1 (multilabel; chains whose tag
+	O is outside the entities) (see ssvmlinear.surrogates); -s 2 takes those convex in the
+	margin (all but probloss), -s 5 those linear in it (slack, beta:B, generalized:A,B)
 -S search : loss-augmented inference of -l (default hull; -s 5: angular): hull (not -s 5),
 	hull-integral, angular, exact, binary, bisecting, sarawagi (-l slack only), none
 -b size : batch size (default 1). -s 4: Pegasos mini-batch, whose searches run in -n threads.

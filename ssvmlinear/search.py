@@ -57,8 +57,8 @@ def maximize(loss, oracle, method="hull", constrained_oracle=None, max_calls=Non
     if meth == 7 and sur.name not in ("slack", "margin"):
         raise ValueError(f"search 'sarawagi' maximises slack rescaling only; got loss {loss!r}")
     if sur.kind == 6:
-        raise ValueError("loss 'microf1' is searched through the multi-label structure "
-                         "(MultiLabelSSVM); its coordinates have no meaning for a generic oracle")
+        raise ValueError("loss 'microf1' is searched through a structure's oracles (MultiLabelSSVM, "
+                         "ChainSSVM); its coordinates have no meaning for a generic oracle")
     if max_calls is None:
         max_calls = 200
     if not 0.0 < ratio <= 1.0:

@@ -6,7 +6,8 @@
     generalized:A,B   psi = h g^B + g^A               (A <= -1 or A >= 0, 0 <= B - A <= 1)
     probloss          psi = 2 g Phi_N(h; 0, 2g/pi)    (ProbLoss)
     probloss-convex   ProbLoss for h <= 0, g + sqrt(g) h beyond (its convex extension)
-    microf1           psi = (Delta + m) / (|y| + |y_i|)   (multi-label only)
+    microf1           psi = (Delta + m) / (|y| + |y_i|)   (multi-label; chains: the tags other than
+                      the outside tag as the sets)
     logloss           psi = g log(1 + e^h)            (loss-scaled log loss)
 
 with h = m(y) = f(y) - f(y_i) and g = Delta(y, y_i). ``lse`` (linear summed error) is a different

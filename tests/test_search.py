@@ -414,3 +414,42 @@ def test_microf1_is_a_capability_not_a_class():
     ml = MultiLabelStructure(CSRDataset(X, 1.0), np.eye(4, 3, dtype=np.int32), False)
     assert ml.offers_microf1
     StructureOracle(ml, microf1=True).run(np.zeros(ml.n_weights), 0, "microf1", "exact")
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_microf1_searches_on_chains(seed):
+    """Micro-F1 surrogate on chains (sets: the (token, tag) pairs of tags other than the outside
+    tag): exact = brute force over all K^T taggings; hull = the brute-force optimum over the
+    convex hull of the (h, g) points."""
+    from ssvmlinear._kernels.chain import ChainStructure
+    rng = np.random.default_rng(seed)
+    K, lengths = int(rng.integers(2, 4)), np.array([3, 1, 4, 2])
+    X = sp.random(lengths.sum(), 5, density=0.7, random_state=seed, format="csr", data_rvs=rng.standard_normal)
+    outside = int(rng.integers(K))
+    y = rng.integers(0, K, size=lengths.sum()).astype(np.int32)
+    y[:3] = outside                                      # a sequence without entities
+    st = ChainStructure(CSRDataset(X, 1.0), y, lengths, K, bool(seed % 2), False, outside)
+    assert st.offers_microf1
+    w = rng.standard_normal(st.n_weights) * 2
+    orc = StructureOracle(st, microf1=True)
+    sur = parse_surrogate("microf1")
+    starts = np.concatenate([[0], np.cumsum(lengths)])
+    for i in range(len(lengths)):
+        yi = y[starts[i]:starts[i + 1]]
+        labels = [np.array(c, dtype=np.int32) for c in itertools.product(range(K), repeat=len(yi))]
+        f_true = st.py_score(w, i, yi)
+        inside = lambda l: l != outside
+        H = np.array([st.py_score(w, i, l) - f_true + np.sum((l != yi) * (inside(l) * 1 + inside(yi)))
+                      for l in labels])
+        G = np.array([-(inside(l).sum() + inside(yi).sum()) for l in labels], dtype=float)
+        vals = np.array([psi(sur, h, g) if g < 0 else h for h, g in zip(H, G)])
+        best = max(vals.max(), 0.0)
+        r = orc.run(w, i, "microf1", "exact")
+        assert r["value"] == pytest.approx(best, rel=1e-9, abs=1e-12)
+        r = orc.run(w, i, "microf1", "hull")
+        pts = np.c_[H, G][G < 0]
+        ref = max([best] + [seg_best(sur, pts[a], pts[b]) for a, b in itertools.combinations(range(len(pts)), 2)])
+        assert r["value"] == pytest.approx(ref, rel=1e-7, abs=1e-9)
+        assert r["value"] >= best - 1e-12
+    plain = ChainStructure(CSRDataset(X, 1.0), y, lengths, K)
+    assert not plain.offers_microf1

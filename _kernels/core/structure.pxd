@@ -92,12 +92,18 @@ cdef class Structure:
     # -2 (not available: the default).
     cdef int constrained_oracle(self, const double *w, Py_ssize_t i, double lam, double alpha, double beta,
                                 double origin, double scale, int *y_out, double *work) noexcept nogil
-    # Capability: the Micro-F1 surrogate's oracles (offers_microf1; multi-label structures). Its
+    # Capability: the Micro-F1 surrogate's oracles (offers_microf1; multi-label structures, and
+    # chains given their outside tag). Its
     # coordinates: h = H + m, g = -(|y| + |y_i|), psi = h / (-g), H the unnormalised mismatch count.
     # oracle_f1: argmax_y H(y, y_i) + m(y) - lam * (|y| + |y_i|); writes h and g of the maximiser,
     # returns h + lam * g. exact_f1: the exact argmax of psi (0 for y = y_i = empty); writes h and
     # g, returns the value. work: workspace_size() / kbest_workspace_size(0) doubles.
     cdef readonly bint offers_microf1
+    # The Micro-F1 coordinates of label y of example i: returns H (the size of the symmetric
+    # difference of y's and y_i's sets) and writes |y| + |y_i| to size_out. Default: multi-label
+    # 0/1 labels (the set of labels k with y[k] = 1); chains: the (token, tag) pairs of the tags
+    # other than the outside tag.
+    cdef double f1_counts(self, Py_ssize_t i, const int *y, double *size_out) noexcept nogil
     cdef double oracle_f1(self, const double *w, Py_ssize_t i, double lam, int *y_out, double *h_out,
                           double *g_out, double *work) noexcept nogil
     cdef double exact_f1(self, const double *w, Py_ssize_t i, int *y_out, double *h_out, double *g_out,

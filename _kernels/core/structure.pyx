@@ -137,6 +137,17 @@ cdef class Structure:
         self.missing = 9
         return 0.0
 
+    cdef double f1_counts(self, Py_ssize_t i, const int *y, double *size_out) noexcept nogil:
+        cdef Py_ssize_t k
+        cdef const int *yi = self.true_label(i)
+        cdef double H = 0.0, size = 0.0
+        for k in range(self.label_len(i)):
+            size += y[k] + yi[k]
+            if y[k] != yi[k]:
+                H += 1.0
+        size_out[0] = size
+        return H
+
     def supports_loss_indexed(self):
         """Whether the structure has a loss-indexed oracle (exact bi-criteria inference)."""
         return self.n_examples == 0 or self.n_loss_levels(0) > 0

@@ -65,7 +65,6 @@ cdef class StructureOracle(LabelOracle):
     cdef void load_many(self, const int *labels, Py_ssize_t stride, int n) noexcept nogil
     cdef const int* label(self, int slot) noexcept nogil
     cdef int _table(self) noexcept nogil
-    cdef double _size(self, const int *y) noexcept nogil
 
 
 cdef SearchResult run_search(LabelOracle o, const Surrogate *s, int method, double lam0,

@@ -177,7 +177,7 @@ cdef class StructureOracle(LabelOracle):
     def __init__(self, Structure st, int capacity=64, int kmax=32, bint microf1=False):
         if microf1 and not st.offers_microf1:
             raise ValueError(f"the Micro-F1 surrogate needs a structure that offers its oracles "
-                             f"(multi-label); {type(st).__name__} does not")
+                             f"(multi-label, or a chain with an outside tag); {type(st).__name__} does not")
         self.st = st
         self.capacity = capacity
         self.kmax = kmax
@@ -225,17 +225,11 @@ cdef class StructureOracle(LabelOracle):
         if self.microf1:
             # coordinates h = Hamming + m, g = -(|y| + |y_i|); no loss-indexed table applies
             self.n_levels = 0
-            self.true_g = -2.0 * self._size(self.st.true_label(i))
+            self.st.f1_counts(i, self.st.true_label(i), &self.true_g)
+            self.true_g = -self.true_g
             self.g_hi = self.true_g / 2.0
             self.g_lo = self.g_hi - self.L
             self.g_min_pos = 0.0
-
-    cdef double _size(self, const int *y) noexcept nogil:
-        cdef Py_ssize_t k
-        cdef double c = 0.0
-        for k in range(self.L):
-            c += y[k]
-        return c
 
     cdef const int* label(self, int slot) noexcept nogil:
         return self.st.true_label(self.i) if slot < 0 else self.labels + slot * self.Lmax
@@ -243,23 +237,17 @@ cdef class StructureOracle(LabelOracle):
     cdef void load(self, int slot, const int *label) noexcept nogil:
         cdef int *dst = self.labels + slot * self.Lmax
         cdef double m
-        cdef const int *yi
-        cdef Py_ssize_t k
         memcpy(dst, label, self.L * sizeof(int))
         self.unary_ok = 0
         self.st.margins(self.w, self.i, dst, 1, &m, self.work, False)
         self.slot_h[slot] = self.scale * m
         self.slot_g[slot] = self.st.loss(self.i, dst)
         if self.microf1:
-            yi = self.st.true_label(self.i)
-            for k in range(self.L):
-                self.slot_h[slot] += dst[k] != yi[k]
-            self.slot_g[slot] = -(self._size(dst) + self._size(yi))
+            self.slot_h[slot] += self.st.f1_counts(self.i, dst, &self.slot_g[slot])
+            self.slot_g[slot] = -self.slot_g[slot]
 
     cdef void load_many(self, const int *labels, Py_ssize_t stride, int n) noexcept nogil:
         cdef int k
-        cdef Py_ssize_t t
-        cdef const int *yi
         if self.microf1 or self.L != self.Lmax:
             for k in range(n):
                 self.load(k, labels + k * stride)

@@ -18,6 +18,9 @@ cdef class ChainStructure(Structure):
     cdef double[::1] tok_gram
     cdef long long[::1] tok_off
     cdef bint has_tok_gram
+    # the tag outside every entity (the Micro-F1 surrogate's sets are the (token, tag) pairs of
+    # the other tags); -1: none, no Micro-F1 oracles
+    cdef readonly int outside_tag
 
     cdef double _unary_scores(self, const double *w, Py_ssize_t i, double lam, double *U) noexcept nogil
     cdef double _loss_weight(self, Py_ssize_t i) noexcept nogil
@@ -28,6 +31,10 @@ cdef class ChainStructure(Structure):
                                   const int *y) noexcept nogil
     cdef double _viterbi(self, const double *w, Py_ssize_t i, double lam, int *y_out, double *m_out,
                          double *delta_out, double *work) noexcept nogil
+    cdef void _f1_beliefs(self, const double *w, Py_ssize_t i, const double *U, double lam,
+                          double *B) noexcept nogil
+    cdef double _f1_h(self, const double *w, Py_ssize_t i, const FactorTree *t, const double *U,
+                      const int *y, double *size) noexcept nogil
     cdef void _update_edges(self, double *w, Py_ssize_t i, double coef, const int *y) noexcept nogil
     cdef double _gram_pair(self, Py_ssize_t i, const int *a, const int *da, int na, const int *ta, int nta,
                            const int *b, const double *P) noexcept nogil

@@ -23,7 +23,7 @@ cdef class ChainStructure(Structure):
     """Examples are sequences: rows starts[i]..starts[i+1]-1 of X; tags 0..K-1 (int32)."""
 
     def __init__(self, CSRDataset X, y, lengths, Py_ssize_t n_tags, bint use_start_end=False,
-                 bint normalize_loss=False):
+                 bint normalize_loss=False, int outside_tag=-1):
         y = np.ascontiguousarray(y, dtype=np.int32)
         lengths = np.asarray(lengths, dtype=np.int64)
         if y.shape[0] != X.n_rows:
@@ -46,18 +46,24 @@ cdef class ChainStructure(Structure):
         self.end_off = self.start_off + n_tags
         self.n_weights = self.start_off + (2 * n_tags if use_start_end else 0)
         self.max_label_len = int(lengths.max()) if lengths.shape[0] else 1
+        # outside_tag >= 0 offers the Micro-F1 surrogate's oracles (its sets: the (token, tag)
+        # pairs of the other tags)
+        if not -1 <= outside_tag < n_tags:
+            raise ValueError(f"outside tag {outside_tag} is not a tag index in [0, {n_tags})")
+        self.outside_tag = outside_tag
+        self.offers_microf1 = outside_tag >= 0
 
     def __reduce__(self):
         lengths = np.diff(np.asarray(self.starts))
         return (ChainStructure, (self.X, np.asarray(self.y), lengths, self.n_tags, self.use_start_end,
-                                 self.normalize_loss))
+                                 self.normalize_loss, self.outside_tag))
 
     def subset(self, Py_ssize_t lo, Py_ssize_t hi):
         """The structure of sequences lo..hi-1 (same weights layout)."""
         starts = np.asarray(self.starts)
         a, b = starts[lo], starts[hi]
         return ChainStructure(self.X.rows(a, b), np.asarray(self.y)[a:b], np.diff(starts[lo:hi + 1]),
-                              self.n_tags, self.use_start_end, self.normalize_loss)
+                              self.n_tags, self.use_start_end, self.normalize_loss, self.outside_tag)
 
     cdef Py_ssize_t label_len(self, Py_ssize_t i) noexcept nogil:
         return <Py_ssize_t> (self.starts[i + 1] - self.starts[i])
@@ -429,8 +435,86 @@ cdef class ChainStructure(Structure):
         return level * self._loss_weight(i)
 
     cdef Py_ssize_t loss_indexed_workspace_size(self) noexcept nogil:
+        # loss_indexed_oracle: unary scores and beliefs + max-product by count; exact_f1 also its
+        # best values (T + 1) and labellings ((T + 1) x T ints) and a reference labelling (T ints)
         cdef Py_ssize_t T = self.max_label_len, K = self.n_tags
-        return 2 * T * K + tree_count_workspace(T, K)
+        return 2 * T * K + tree_count_workspace(T, K) + (T + 1) + (T + 1) * T + T
+
+    # Micro-F1 (h = H + m, g = -(|y| + |y_i|)) on the path, the sets being the (token, tag) pairs
+    # of tags other than outside_tag: H and |y| are sums over tokens, so oracle_f1 is Viterbi on
+    # beliefs U + [k != y_t] ([k != o] + [y_t != o]) - lam [k != o], and exact_f1 the best h for
+    # each |y| (max-product by count against the all-outside labelling), then the best ratio.
+
+    cdef double f1_counts(self, Py_ssize_t i, const int *y, double *size_out) noexcept nogil:
+        cdef Py_ssize_t t, T = self.label_len(i)
+        cdef const int *yi = self.true_label(i)
+        cdef int o = self.outside_tag
+        cdef double H = 0.0, size = 0.0
+        for t in range(T):
+            size += (y[t] != o) + (yi[t] != o)
+            if y[t] != yi[t]:
+                H += (y[t] != o) + (yi[t] != o)
+        size_out[0] = size
+        return H
+
+    cdef void _f1_beliefs(self, const double *w, Py_ssize_t i, const double *U, double lam,
+                          double *B) noexcept nogil:
+        cdef Py_ssize_t t, k, T = self.label_len(i), K = self.n_tags
+        cdef const int *yi = self.true_label(i)
+        cdef int o = self.outside_tag
+        for t in range(T):
+            for k in range(K):
+                B[t * K + k] = U[t * K + k] + (((k != o) + (yi[t] != o)) if k != yi[t] else 0.0) - lam * (k != o)
+        if self.use_start_end:
+            for k in range(K):
+                B[k] += w[self.start_off + k]
+                B[(T - 1) * K + k] += w[self.end_off + k]
+
+    cdef double _f1_h(self, const double *w, Py_ssize_t i, const FactorTree *t, const double *U,
+                      const int *y, double *size) noexcept nogil:
+        cdef double H = self.f1_counts(i, y, size)
+        return H + self._score_with_edges(w, t, U, y) - self._score_with_edges(w, t, U, self.true_label(i))
+
+    cdef double oracle_f1(self, const double *w, Py_ssize_t i, double lam, int *y_out, double *h_out,
+                          double *g_out, double *work) noexcept nogil:
+        cdef Py_ssize_t T = self.label_len(i), K = self.n_tags
+        cdef FactorTree t = self._path(w, i)
+        cdef double size
+        self._unary_scores(w, i, 0.0, work)
+        self._f1_beliefs(w, i, work, lam, work + T * K)
+        tree_maxsum(&t, work + T * K, y_out, work + 2 * T * K)
+        h_out[0] = self._f1_h(w, i, &t, work, y_out, &size)
+        g_out[0] = -size
+        return h_out[0] - lam * size
+
+    cdef double exact_f1(self, const double *w, Py_ssize_t i, int *y_out, double *h_out, double *g_out,
+                         double *work) noexcept nogil:
+        cdef Py_ssize_t c, s, T = self.label_len(i), K = self.n_tags, Tm = self.max_label_len
+        cdef FactorTree t = self._path(w, i)
+        cdef double *U = work
+        cdef double *B = work + T * K
+        cdef double *best = B + T * K + tree_count_workspace(Tm, K)
+        cdef int *labels = <int *> (best + T + 1)
+        cdef int *outside = labels + (T + 1) * T
+        cdef double h, size, r, best_r = 0.0, best_h = 0.0, best_size = 0.0
+        cdef Py_ssize_t best_c = -1
+        self._unary_scores(w, i, 0.0, U)
+        self._f1_beliefs(w, i, U, 0.0, B)
+        for s in range(T):
+            outside[s] = self.outside_tag
+        tree_maxsum_by_count(&t, B, outside, best, labels, B + T * K)
+        for c in range(T + 1):       # c tokens tagged inside an entity
+            if best[c] <= NEG_INF:
+                continue
+            h = self._f1_h(w, i, &t, U, labels + c * T, &size)
+            r = h / size if size > 0.0 else 0.0
+            if best_c < 0 or r > best_r:
+                best_r, best_c, best_h, best_size = r, c, h, size
+        for s in range(T):
+            y_out[s] = labels[best_c * T + s]
+        h_out[0] = best_h
+        g_out[0] = -best_size
+        return best_r
 
     cdef int kbest(self, const double *w, Py_ssize_t i, double lam, int kb, int *labels_out,
                    double *values_out, double *work) noexcept nogil:

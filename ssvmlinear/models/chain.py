@@ -81,11 +81,14 @@ class ChainModel(Model):
     params = common_params(fit_intercept=False) + (
         Param("start_end", "bool", False, "Add start and end transition weights."),
         Param("normalize_loss", "bool", False, "The Hamming loss divided by the sequence length."),
+        Param("outside_tag", "any", "O", "The tag outside every entity, for loss='microf1': the Micro-F1 "
+              "surrogate scores the (token, tag) pairs of the other tags, as entity F1 counts them. A tag "
+              "of y; unused by the other losses.", type_text="object"),
     )
 
 
     def __init__(self, C=1.0, solver=None, loss="margin", tol=None, max_iter=1000, fit_intercept=False,
-                 intercept_scaling=1.0, start_end=False, normalize_loss=False,
+                 intercept_scaling=1.0, start_end=False, normalize_loss=False, outside_tag="O",
                  n_jobs=None, random_state=None, verbose=0, warm_start=False, callback=None):
         self.C = C
         self.solver = solver
@@ -96,6 +99,7 @@ class ChainModel(Model):
         self.intercept_scaling = intercept_scaling
         self.start_end = start_end
         self.normalize_loss = normalize_loss
+        self.outside_tag = outside_tag
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose
@@ -124,17 +128,28 @@ class ChainModel(Model):
         Cs = self.C * sequence_weights(sample_weight, lengths, X.shape[0], self._checks)
         bias = float(self.intercept_scaling) if self.fit_intercept else -1.0
         structure = ChainStructure(CSRDataset(X, bias), y_idx, lengths, classes.shape[0], bool(self.start_end),
-                                   bool(self.normalize_loss))
+                                   bool(self.normalize_loss), self._outside_index(classes))
         w = self._solve(structure, Cs, ("chain", self._solver_name, self.loss, getattr(self._solver(), 'exact_violators', False), X.shape, bias, tuple(classes.tolist()), self.start_end,
                                         self.normalize_loss, tuple(lengths.tolist())))
         self._set_weights(w, X.shape[1], classes, bias)
         self.token_features_ = features
         return self._finish_fit()
 
+    def _outside_index(self, classes):
+        """The index of outside_tag in classes for loss='microf1' (-1 for the other losses)."""
+        if self.loss != "microf1":
+            return -1
+        where = [k for k, c in enumerate(classes.tolist()) if c == self.outside_tag]
+        if not where:
+            raise ValueError(f"loss='microf1' needs outside_tag={self.outside_tag!r} (the tag outside every "
+                             f"entity) among the tags of y: {', '.join(map(repr, classes.tolist()[:10]))}"
+                             + (", ..." if len(classes) > 10 else ""))
+        return where[0]
+
     def _shard_problem(self, data):
         bias = float(self.intercept_scaling) if self.fit_intercept else -1.0
         structures = data.map(_shard_structure, data.classes, data.n_features, bias, bool(self.start_end),
-                              bool(self.normalize_loss))
+                              bool(self.normalize_loss), self._outside_index(data.classes))
         return structures, data.map(_shard_Cs, self.C), data.classes, bias, None
 
     def _set_weights(self, w, n_features, classes, bias):
@@ -364,11 +379,11 @@ class ChainModel(Model):
 
 
 # ShardedData: per-shard work on the worker that holds the shard (whole sequences)
-def _shard_structure(part, classes, n_features, bias, start_end, normalize_loss):
+def _shard_structure(part, classes, n_features, bias, start_end, normalize_loss, outside=-1):
     from ..distributed import widened
     y_idx = np.searchsorted(classes, part["y"]).astype(np.int32)
     return ChainStructure(CSRDataset(widened(part["X"], n_features), bias), y_idx, part["lengths"],
-                          classes.shape[0], start_end, normalize_loss)
+                          classes.shape[0], start_end, normalize_loss, outside)
 
 
 def _shard_Cs(part, C):
