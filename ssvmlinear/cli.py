@@ -360,6 +360,10 @@ def _predict(argv):
             return _predict_multilabel(model, test_file, model_file, output_file, opts.get("q", False))
         features = getattr(model, "token_features_", None)
         if features is not None:       # a model of attribute names reads CRFsuite files by its vocabulary
+            if not is_crfsuite_file(test_file):
+                raise ValueError(f"{model_file} was trained on CRFsuite's format (attribute names); {test_file} "
+                                 "does not hold that format (one token a line: label, then tab-separated "
+                                 "attributes)")
             X, y, lengths, _ = load_crfsuite_file(test_file, feature_names=features.feature_names)
         else:
             data = load_test_data(test_file, model_file, structure_of(model).name, kind)
@@ -414,6 +418,9 @@ def load_test_data(test_file, model_file, structure, kind, **kw):
     try:
         return load_data(test_file, zero_based=False, kind=kind, **kw)
     except ValueError as refused:
+        if is_crfsuite_file(test_file):
+            raise ValueError(f"{test_file} holds CRFsuite's format; {model_file} was trained on svmlight data "
+                             "(train on a CRFsuite file to predict CRFsuite files)") from None
         try:
             actual = load_data(test_file, zero_based=False, kind="auto")
         except (ValueError, OSError):

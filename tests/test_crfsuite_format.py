@@ -174,3 +174,15 @@ def test_model_file_vocabulary_refusals(tmp_path):
     (tmp_path / "repeat").write_text(text[:text.rindex("b\n")] + "a\n")
     with pytest.raises(ValueError, match="repeat"):
         load_model(tmp_path / "repeat")
+
+
+def test_predict_refuses_the_other_format(tmp_path):
+    write_ner(tmp_path / "train.txt", 30, 0)
+    assert run("train", "-q", "train.txt", "model", cwd=tmp_path).returncode == 0
+    (tmp_path / "test.svm").write_text("1 qid:1 1:1\n2 qid:1 2:1\n")
+    r = run("predict", "test.svm", "model", "out", cwd=tmp_path)
+    assert r.returncode == 1 and "trained on CRFsuite's format" in r.stderr and "Traceback" not in r.stderr
+    (tmp_path / "train.svm").write_text("1 qid:1 1:1\n2 qid:1 2:1\n1 qid:2 1:1\n")
+    assert run("train", "-q", "train.svm", "m2", cwd=tmp_path).returncode == 0
+    r = run("predict", "train.txt", "m2", "out", cwd=tmp_path)
+    assert r.returncode == 1 and "holds CRFsuite's format" in r.stderr and "Traceback" not in r.stderr
