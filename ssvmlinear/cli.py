@@ -105,8 +105,9 @@ options:
 -n jobs : threads for decoding (default 1)
 -q : quiet mode (no outputs)
 -h, --help : print this text; --version : print the version
-Writes one predicted label per line (per token for a chain model; for a multilabel model the
-label set, comma-separated as in the input, an empty line for the empty set) to output_file and
+Writes one predicted label per line (per token for a chain model, a blank line after each
+sequence for a CRFsuite file; for a multilabel model the label set, comma-separated as in the
+input, an empty line for the empty set) to output_file and
 prints the accuracy (chain models: token accuracy and sequence accuracy, and with entity tags such
 as B-PER, I-PER, O the entities' precision, recall and F1 by conlleval's rules, overall and per
 type; a model trained on a CRFsuite file reads test files in that format; multilabel models: subset
@@ -371,7 +372,11 @@ def _predict(argv):
         X = match_columns(X, model.n_features_in_)
         pred = model.predict(X) if lengths is None else model.predict(X, lengths)
         pred_text = [format_label(p) for p in pred]
-        write_atomic(output_file, "".join(p + "\n" for p in pred_text))
+        if features is not None:       # as `crfsuite tag` writes them: a blank line after each sequence
+            ends = set((np.cumsum(lengths) - 1).tolist())
+            write_atomic(output_file, "".join(p + ("\n\n" if t in ends else "\n") for t, p in enumerate(pred_text)))
+        else:
+            write_atomic(output_file, "".join(p + "\n" for p in pred_text))
         if not opts.get("q"):
             ok = np.array([format_label(v) for v in y]) == np.array(pred_text)
             correct, total = int(ok.sum()), len(y)

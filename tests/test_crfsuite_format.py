@@ -140,6 +140,9 @@ def test_ssvm_train_and_predict_on_crfsuite_files(tmp_path):
     assert "Entities (micro): precision 100.00%, recall 100.00%, F1 100.00" in r.stdout
     _, y, _, _ = load_crfsuite_file(tmp_path / "test.txt")
     assert (tmp_path / "out").read_text().split() == y.tolist()
+    blocks = lambda text: [b.split("\n") for b in text.strip("\n").split("\n\n")]
+    assert blocks((tmp_path / "out").read_text()) == [[line.split("\t")[0] for line in b]
+                                                      for b in blocks((tmp_path / "test.txt").read_text())]
     model = load_model(tmp_path / "model")
     assert "colon:name" in model.token_features_.feature_names
     # the same model from the API
