@@ -168,7 +168,35 @@ def make_solver(name, st, C, K, rho, eta):
         from ssvmlinear._kernels.sdm import SDMSolver
         s = SDMSolver(st, Cs, 0, batch=1, n_threads=1)
         return s, lambda: s.run_pass(True, 0.01, 1)
+    if name == "ssg":
+        s = StochasticSubgradient(st, Cs)
+        return s, s.run_pass
     raise ValueError(name)
+
+
+class StochasticSubgradient:
+    """SSG, the paper's stochastic baseline: Pegasos epochs (margin rescaling, one example a step,
+    the averaged iterate) with the kernel-level interface of the other solvers here."""
+
+    def __init__(self, st, Cs):
+        from ssvmlinear._kernels.pegasos import PegasosSolver
+        from ssvmlinear.search import METHODS
+        self.method = METHODS["hull"]
+        self.kernel = PegasosSolver(st, 0, 1.0, 0.0, self.method, Cs)
+        self.Cs, self.n = Cs, st.n_examples
+        self.rng = np.random.default_rng(0)
+
+    def run_pass(self):
+        self.kernel.epoch(self.rng.permutation(self.n).astype(np.intp), 1)
+
+    @property
+    def coef(self):
+        return self.kernel.weights(True)
+
+    def primal(self):
+        w, losses = self.coef, np.zeros(self.n)
+        self.kernel.losses(w, losses, self.method)
+        return 0.5 * float(w @ w) + float(self.Cs @ losses)
 
 
 def worker(spec):
@@ -193,7 +221,7 @@ def worker(spec):
             times.append(time.perf_counter() - t)
         out["pass_seconds"] = times
     else:
-        elapsed, curve = 0.0, []
+        elapsed, curve, test_curve = 0.0, [], []
         checkpoints = iter(spec["checkpoints"])
         nxt = next(checkpoints, None)
         passes = 0
@@ -202,14 +230,19 @@ def worker(spec):
             run_pass()
             elapsed += time.perf_counter() - t
             passes += 1
-            every = spec["solver"] in ("bcfw", "sdm") or spec["data"] == "ocr"
+            every = spec["solver"] in ("bcfw", "sdm") or spec["data"] == "ocr" or spec.get("every")
             if every or (nxt is not None and elapsed >= nxt):
                 curve.append((elapsed, passes, solver.primal()))
+                if spec.get("test_curve"):
+                    test_curve.append((elapsed, test_accuracy(np.asarray(solver.coef), Xte, yte, lte, K)))
                 while nxt is not None and nxt <= elapsed:
                     nxt = next(checkpoints, None)
         if not curve or curve[-1][1] != passes:
             curve.append((elapsed, passes, solver.primal()))
+            if spec.get("test_curve"):
+                test_curve.append((elapsed, test_accuracy(np.asarray(solver.coef), Xte, yte, lte, K)))
         out["curve"] = curve
+        out["test_curve"] = test_curve
         out["test_accuracy"] = test_accuracy(np.asarray(solver.coef), Xte, yte, lte, K)
     out["peak_mb"] = maxrss_mb()
     return out

@@ -16,6 +16,7 @@ others').
     python benchmarks/multiclass_vs_liblinear.py                 # all splits, C in 0.01 0.1 1 10
     python benchmarks/multiclass_vs_liblinear.py --split large --C 0.1 1
     python benchmarks/multiclass_vs_liblinear.py --split small --C 0.1 --reps 1   # smoke test
+    python benchmarks/multiclass_vs_liblinear.py --sklearn     # also scikit-learn's LinearSVC (crammer_singer)
 """
 import argparse
 import json
@@ -64,6 +65,16 @@ def worker(solver, split, C, tol, out):
             est = MulticlassSSVM(C=C, tol=tol, fit_intercept=False, max_iter=100000, **extra).fit(Xtr, ytr)
             seconds = time.perf_counter() - t
         W, classes, iters, calls = est.coef_, est.classes_, est.n_iter_, est.n_oracle_calls_
+    elif solver == "sklearn":
+        import warnings
+        from sklearn.svm import LinearSVC
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            t = time.perf_counter()
+            est = LinearSVC(C=C, multi_class="crammer_singer", fit_intercept=False, tol=tol,
+                            max_iter=100000).fit(Xtr, ytr)
+            seconds = time.perf_counter() - t
+        W, classes, iters = est.coef_, est.classes_, int(np.max(est.n_iter_))
     else:
         from liblinear import liblinearutil as ll
         prob = ll.problem(ytr, Xtr)
@@ -95,6 +106,8 @@ def main():
     ap.add_argument("--skip-cp", action="store_true", help="no cutting-plane runs")
     ap.add_argument("--cp-tol", type=float, default=0.1,
                     help="the cutting plane's -e (svm_struct's epsilon per example; default 0.1)")
+    ap.add_argument("--sklearn", action="store_true",
+                    help="also scikit-learn's LinearSVC(multi_class='crammer_singer'), the same problem")
     ap.add_argument("--json", help="also write the rows to this file")
     ap.add_argument("--worker", nargs=5, help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -113,6 +126,8 @@ def main():
             runs = {"ssvmlinear": [], "liblinear": []}
             if not args.skip_cp:
                 runs["cp"] = []
+            if args.sklearn:
+                runs["sklearn"] = []
             for _ in range(args.reps):
                 for solver in runs:
                     runs[solver].append(run_one(solver, split, C, args.cp_tol if solver == "cp" else args.tol))
@@ -151,6 +166,15 @@ def main():
                   f"{o['seconds']:8.3f} {o['iters']:6d} {o['oracle_calls']:9d} {o['primal']:14.6f} | "
                   f"{l['seconds']:8.3f} {c['seconds'] / o['seconds']:6.2f} {c['seconds'] / l['seconds']:6.2f}",
                   flush=True)
+    if args.sklearn:
+        print()
+        print(f"scikit-learn's LinearSVC(multi_class='crammer_singer', fit_intercept=False, tol={args.tol:g}) beside "
+              "SDM: seconds, primal as above, rel = (its primal - SDM's) / SDM's")
+        for row in rows:
+            k, o = row["sklearn"], row["ssvmlinear"]
+            print(f"{row['split']:6} {row['C']:6g} | sklearn {k['seconds']:8.3f} s primal {k['primal']:14.6f} "
+                  f"rel {(k['primal'] - o['primal']) / o['primal']:+9.2e} acc {100 * k['accuracy']:6.2f}% | "
+                  f"SDM {o['seconds']:8.3f} s | sklearn/SDM {k['seconds'] / o['seconds']:6.2f}", flush=True)
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1))
 
