@@ -150,3 +150,16 @@ def test_chain_on_sentences_refusals():
     fitted_on_rows = ChainSSVM().fit(SequenceVectorizer().fit_transform(X), sum(y, []), [len(s) for s in X])
     with pytest.raises(ValueError, match="fitted on a matrix"):
         fitted_on_rows.predict(X)
+
+
+def test_model_selection_on_sentences_with_a_splitter():
+    import pickle
+    import warnings
+    from sklearn.model_selection import GridSearchCV, KFold
+    X, y = ner_like(60, 3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        search = GridSearchCV(ChainSSVM(), {"C": [0.1, 1.0]}, cv=KFold(3)).fit(X, y)
+    assert 0.5 < search.best_score_ <= 1.0
+    again = pickle.loads(pickle.dumps(search.best_estimator_))
+    assert again.predict(X[:3]) == search.best_estimator_.predict(X[:3])
