@@ -410,18 +410,26 @@ def gdmm_fig2_3(mode, out):
                                          round(reach, 2), "s")):
                 res.records.append(Record("gdmm-fig2-3", "Yen2016 Figure 3", f"{data}, {name}", column, value, None,
                                           unit, prov))
-    # Figure 2 (right): the time GDMM-subFMO needs to reach exact GDMM's final objective
+    # Figure 2 (right) and the speed-up of Figure 3: the first time each curve is at or below a
+    # level both reach (GDMM's primal is not monotone: the level is the higher of their best values)
     data = sets[0][0]
-    exact, sub = runs[(data, "gdmm-exact")]["curve"], runs[(data, "gdmm-sub")]["curve"]
-    target = exact[-1][2]
-    reach_sub = next((t for t, _, o in sub if o <= target), None)
-    speedup = exact[-1][0] / reach_sub if reach_sub else None
+
+    def first(curve, level):
+        return next((t for t, _, o in curve if o <= level), None)
+
+    def speedup(slow, fast):
+        level = max(min(o for _, _, o in slow), min(o for _, _, o in fast))
+        return level, first(slow, level) / first(fast, level)
+    exact, sub, bcfw = (runs[(data, s_)]["curve"] for s_ in ("gdmm-exact", "gdmm-sub", "bcfw"))
+    level2, fig2 = speedup(exact, sub)
+    level3, fig3 = speedup(bcfw, sub)
     res.records.append(Record("gdmm-fig2-3", "Yen2016 Figure 2 (right)", data,
-                              "GDMM's time / GDMM-subFMO's time to GDMM's final objective (the paper: an order of magnitude at K = 3,039)",
-                              None if speedup is None else round(speedup, 2), 10, "x",
-                              sets[0][3]))
-    bcfw = runs[(data, "bcfw")]["curve"]
-    reach_b = next((t for t, _, o in sub if o <= bcfw[-1][2]), None)
+                              f"GDMM's time / GDMM-subFMO's time to the objective both reach ({level2:.6g}); the "
+                              "paper: an order of magnitude at K = 3,039", round(fig2, 2), 10, "x", sets[0][3]))
+    res.records.append(Record("gdmm-fig2-3", "Yen2016 Figure 3", data,
+                              f"BCFW's time / GDMM-subFMO's time to the objective both reach ({level3:.6g}); the paper: "
+                              "orders of magnitude at K = 3,039", round(fig3, 2), None, "x", sets[0][3]))
+    final_gap = sub[-1][2] / min(o for _, _, o in bcfw) - 1
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
     for solver in ("gdmm-exact",):
         c = runs[(data, solver)]["curve"]
@@ -454,15 +462,12 @@ def gdmm_fig2_3(mode, out):
                     "implemented here) and GDMM vs GDMM-subFMO by time"),
                    ("gdmm_fig3.png", "Fig. 3 analog: objective and test error vs time of BCFW, GDMM-subFMO and SSG "
                     "(the paper adds Soft-BCFW)")]
-    ssg_above = all(runs[(d, "ssg")]["curve"][-1][2] > 1.05 * min(runs[(d, s)]["curve"][-1][2] for s in names)
-                    for d, _, _, _ in sets)
-    ok = speedup is not None and speedup > 1 and reach_b is not None and reach_b < bcfw[-1][0]
-    res.verdict = "holds" if ok and ssg_above else "differs"
-    res.why = (f"at K = {K}, GDMM-subFMO reaches exact GDMM's objective "
-               + (f"{speedup:.1f}x sooner" if speedup else "not at all")
-               + " and BCFW's best " + (f"at {reach_b:.1f} s of BCFW's {bcfw[-1][0]:.1f} s" if reach_b else "not at all")
-               + "; SSG ends " + ("far above" if ssg_above else "near") + " the others (as in the paper); Soft-BCFW "
-               "and RCV1/EUR-Lex are not run")
+    ssg_above = runs[(data, "ssg")]["curve"][-1][2] > 1.05 * min(runs[(data, s_)]["curve"][-1][2] for s_ in names)
+    res.verdict = "holds" if fig2 > 3 and fig3 > 3 and ssg_above else "differs"
+    res.why = (f"at K = {K}, time ratios to an objective both reach: GDMM / GDMM-subFMO {fig2:.1f}, BCFW / "
+               f"GDMM-subFMO {fig3:.1f}; GDMM-subFMO then stalls {100 * final_gap:.0f} % above BCFW's best after "
+               f"{sub[-1][0]:.0f} s; SSG ends " + ("far above" if ssg_above else "near") + " the others on the "
+               "large output domain (as in the paper); Soft-BCFW, RCV1-regions and EUR-Lex are not run")
     return res
 
 

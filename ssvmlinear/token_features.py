@@ -21,7 +21,17 @@ class TokenFeatures:
             raise ValueError(f"n_features must be None (a vocabulary) or an int in 1..2**31 - 1; got {n_features!r}")
         self.n_features = None if n_features is None else int(n_features)
         self.alternate_sign = bool(alternate_sign)
-        self.feature_names = None            # the vocabulary's names in column order, once fitted
+        self.feature_names = None
+
+    @property
+    def feature_names(self):
+        """The vocabulary's names in column order (None: not fitted, or hashing)."""
+        return self._names
+
+    @feature_names.setter
+    def feature_names(self, names):
+        self._names = None if names is None else list(names)
+        self._index = None                   # name -> column, built on first use
 
     @property
     def hashing(self):
@@ -42,17 +52,20 @@ class TokenFeatures:
 
     @property
     def vocabulary(self):
-        return {name: j for j, name in enumerate(self.feature_names)}
+        """Name -> column of the fitted vocabulary (kept: transform looks every name up in it)."""
+        if self._index is None:
+            self._index = {name: j for j, name in enumerate(self._names)}
+        return self._index
 
     def _finish(self, cols, fit, indptr, indices, data):
         """CSR rows; after fitting a vocabulary, its names sorted and the columns renumbered."""
         if fit and not self.hashing:
-            names = np.array(list(cols.vocabulary), dtype=object)
-            order = np.argsort(names.astype(str), kind="stable") if names.size else np.zeros(0, np.int64)
+            names = list(cols.vocabulary)
+            order = np.array(sorted(range(len(names)), key=names.__getitem__), dtype=np.int64)
             rank = np.empty(order.shape[0], dtype=np.int32)
             rank[order] = np.arange(order.shape[0], dtype=np.int32)
             indices = rank[indices] if indices.size else indices
-            self.feature_names = names[order].tolist()
+            self.feature_names = [names[k] for k in order]
         X = sp.csr_matrix((data, indices, indptr), shape=(indptr.shape[0] - 1, self.n_columns))
         X.sum_duplicates()                   # (also sorts each row's indices)
         return X
