@@ -462,9 +462,10 @@ def gdmm_fig2_3(mode, out):
                     "implemented here) and GDMM vs GDMM-subFMO by time"),
                    ("gdmm_fig3.png", "Fig. 3 analog: objective and test error vs time of BCFW, GDMM-subFMO and SSG "
                     "(the paper adds Soft-BCFW)")]
+    data = sets[0][0]
     ssg_above = runs[(data, "ssg")]["curve"][-1][2] > 1.05 * min(runs[(data, s_)]["curve"][-1][2] for s_ in names)
     res.verdict = "holds" if fig2 > 3 and fig3 > 3 and ssg_above else "differs"
-    res.why = (f"at K = {K}, time ratios to an objective both reach: GDMM / GDMM-subFMO {fig2:.1f}, BCFW / "
+    res.why = (f"{data}, K = {K}: time ratios to an objective both reach: GDMM / GDMM-subFMO {fig2:.1f}, BCFW / "
                f"GDMM-subFMO {fig3:.1f}; GDMM-subFMO then stalls {100 * final_gap:.0f} % above BCFW's best after "
                f"{sub[-1][0]:.0f} s; SSG ends " + ("far above" if ssg_above else "near") + " the others on the "
                "large output domain (as in the paper); Soft-BCFW, RCV1-regions and EUR-Lex are not run")
