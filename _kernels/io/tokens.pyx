@@ -168,13 +168,6 @@ cdef object rows_arrays(Rows *r):
     return indices, data
 
 
-cdef inline double _number(object v, object where) except? -1.0:
-    cdef double x = float(v)
-    if not isfinite(x):
-        raise ValueError(f"{where()}: feature value {v!r} is not finite")
-    return x
-
-
 cdef int _push_named(Rows *r, Columns cols, str name, double v) except -1:
     cdef double value = v
     cdef int64_t col
@@ -224,13 +217,16 @@ cdef int _push_token(Rows *r, Columns cols, object token, object where) except -
 
 
 cdef double _value(object v, object where, str name) except? -1.0:
+    """The value of feature `name`: a finite number (a bool counts as 0 or 1)."""
+    cdef double x
     try:
-        return _number(v, where)
-    except (TypeError, ValueError) as e:
-        if isinstance(e, ValueError) and "not finite" in str(e):
-            raise
+        x = float(v)
+    except (TypeError, ValueError):
         raise ValueError(f"{where()}: feature {name!r} has a value of type {type(v).__name__}; expected a "
                          "str, a number, a bool, a list of str or a dict") from None
+    if not isfinite(x):
+        raise ValueError(f"{where()}: feature value {v!r} is not finite")
+    return x
 
 
 def vectorize(sentences, Columns cols):
