@@ -76,3 +76,22 @@ def test_ascent_objective_is_the_scaled_subproblem_that_sdm_passes_raise(sigma):
     solver.sigma = 1.0
     Aalpha = solver.coef
     assert last == pytest.approx(linear - 0.5 * sigma * float(Aalpha @ Aalpha), rel=1e-10)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_pass_slack_is_the_slack_at_the_weights_each_oracle_saw(seed):
+    """pass_slack sums C_i max(0, max_y H_i(y)) over a type-I pass's oracle answers: with every
+    oracle of the pass asked at the pass's starting weights (one block of all examples) it is
+    exactly slack_sum() there."""
+    st, _, _, _, _ = random_chain_problem(seed, n_seq=12, max_T=5, K=3, d=4)
+    n = st.n_examples
+    Cs = np.linspace(0.5, 2.0, n)
+    k = SDMSolver(st, Cs, seed, batch=n)
+    k.run_pass(True, 1e-3, n)            # w moves away from 0
+    k.run_pass(False, 1e-3)
+    before = k.slack_sum()
+    k.run_pass(True, 1e-3, n)
+    assert k.pass_slack == pytest.approx(before, rel=1e-12)
+    assert k.pass_slack > 0.0
+    k.run_pass(False, 1e-3)              # type-II passes keep the last type-I pass's value
+    assert k.pass_slack == pytest.approx(before, rel=1e-12)

@@ -97,6 +97,7 @@ cdef struct Lane:
     long long smo_steps
     long long oracle_calls
     double oracle_seconds
+    double slack_seen      # sum of C_i max(0, the oracle's H_i) over its type-I visits (pass_slack)
     double dL              # sum of its alpha changes times their losses (a sharded pass)
     double vmax            # the largest KKT violation its visits saw
     bint failed            # out of memory
@@ -205,6 +206,9 @@ cdef class SDMSolver(DualSolver):
     # seconds spent in the loss-augmented oracles of type-I passes (wall clock of the pass's thread;
     # sharded passes: summed over the shards)
     cdef public double oracle_seconds
+    # the last type-I pass's sum of C_i max(0, max_y H_i(y)), each at the weights its visit saw: an
+    # estimate of slack_sum() at the pass's end that costs nothing (Catalyst's inner targets)
+    cdef readonly double pass_slack
     # the sharded pass being run (JOB_SHARDS)
     cdef bint job_oracle
     cdef double job_tol
@@ -338,11 +342,14 @@ cdef class SDMSolver(DualSolver):
                 L.oracle_seconds += _now() - t0
             else:
                 y = &self.b_labels[slot * self.Lmax]
+                m = self.b_m[slot]
                 d = self.b_delta[slot]
                 count = self.b_rcount[slot]
                 rlabels = &self.b_rlabels[slot * R * self.Lmax]
                 rvalues = &self.b_rvalues[slot * R]
             L.oracle_calls += 1
+            if m + d > 0.0:
+                L.slack_seen += self.Cs[i] * (m + d)
             if self.ws.find(i, y) < 0 and self.ws.add_using(i, y, d, L.gwork) < 0:
                 return -1.0
             # the runners-up that violate at the true label's dual value (H > 0)
@@ -696,8 +703,13 @@ cdef class SDMSolver(DualSolver):
                         vmax = v
                     self.ws.maybe_compact()
                     s = e
+            if use_oracle:
+                self.pass_slack = 0.0
             for k in range(S):
                 L = &self.lanes[k]
+                if use_oracle:
+                    self.pass_slack += L.slack_seen
+                L.slack_seen = 0.0
                 self.n_smo_steps += L.smo_steps
                 self.n_oracle_calls += L.oracle_calls
                 self.oracle_seconds += L.oracle_seconds

@@ -14,7 +14,10 @@ stops on their relative gap.
 A run can be wrapped when its kernel offers `sigma`, `coef`, `recompute_w()` and `dual()`, and
 the run `primal()`, `slack_sum()` (at the kernel's w), `outer_iteration(inner_tol, limit)`,
 `kkt_pass()` and `inner_tol` (SDM's, LSE-SDCD's and GDMM's on a structure of one factor per
-example, which is BCFW with away steps).
+example, which is BCFW with away steps). A run that also offers `slack_estimate()` (the slack its
+last oracle pass saw, each example at the weights of its visit: free, but not a bound) lets the
+centres steer by it and pay for the exact slack (an oracle pass) only where a stopping decision
+needs it.
 """
 import numpy as np
 
@@ -29,6 +32,11 @@ CATALYST_CYCLES = 4       # inner outer iterations before the inner tolerance is
 # With an explicit tol, centres whose relative gap is above this skip the pass that measures the
 # solver's own rule (far from the optimum it cannot hold; the pass would cost a centre's share).
 KKT_CHECK_GAP = 0.01
+# With a slack estimate, a centre measures the exact primal (an oracle pass) only when its
+# predicted relative gap is at most this many times the gap its stopping decision needs: the
+# estimate runs a little above the exact slack near the optimum, and a missed stop costs a whole
+# centre while a check costs one oracle pass (benchmarks/convergence.py, benchmarks/ocr_chain.py).
+CHECK_MARGIN = 2.0
 
 
 def catalyst_kappa(structure, Cs):
@@ -64,17 +72,24 @@ class CatalystRun(Run):
         root = np.sqrt(sigma)
         self.beta = (1.0 - root) / (1.0 + root)
         k.sigma = sigma
-        # w = v = sum alpha dphi here (a cold start: 0); the first centre is the start itself
+        # w = v = sum alpha dphi here (a cold start: 0); the first centre is the start itself, whose
+        # primal is not measured: the first centre ends after one outer iteration and never restarts
         self.last = k.coef.copy()            # w_k-1, then w_k
         self.center = k.coef.copy()
-        self.primal_k = inner.primal()
+        self.primal_k = np.inf
         self.dual_k = k.dual()
-        # (a restricted primal, as LSE-SDCD's over working sets holding y_i alone, may measure no gap
-        # at the start: the first centre then ends after one outer iteration)
-        self.gap = self.primal_k - self.dual_k if self.primal_k > self.dual_k else np.inf
+        self.gap = np.inf
         self.interrupted = False
         self.restricted = getattr(inner, "working_set_primal", False)
         self.on_v = False              # the model is v (after a kkt_pass), not w_k
+        # a default fit's centres steer by the estimated slack times the ratio exact / estimate of
+        # the last exact measurement, unless every primal is watched (a callback, verbose >= 2); an
+        # explicit tol's KKT passes are tried at centres of a measured gap
+        watched = getattr(inner, "monitor", False) or gap_tol is None
+        self.estimate = None if watched else getattr(inner, "slack_estimate", None)
+        self.ratio = 1.0
+        self.exact = False             # primal_k was measured, not predicted
+        self.swap = None               # w_k's exact slack is measured while the kernel holds v
 
     def close(self):
         self.inner.close()
@@ -91,7 +106,7 @@ class CatalystRun(Run):
             passes += self.inner.outer_iteration(self.inner_tol, limit - passes)
             cycles += 1
             ww = float(np.dot(w, w))
-            slack = self.inner.slack_sum()
+            slack = self.ratio * self.estimate() if self.estimate else self.inner.slack_sum()
             # inner primal 1/2|w|^2 + kappa/2 |w - c|^2 + slack minus the inner dual
             # L - (1 + kappa)/2 |w|^2 + kappa/2 |c|^2, L = dual() + 1/2 |w|^2
             # (no temporary of the weight dimension)
@@ -105,21 +120,29 @@ class CatalystRun(Run):
             if cycles >= CATALYST_CYCLES:
                 self.inner_tol *= 0.1
                 cycles = 0
-        primal = 0.5 * ww + slack            # at w_k
+        primal = 0.5 * ww + slack            # at w_k (predicted when estimated)
         b = self.beta if primal <= self.primal_k else 0.0
-        self.primal_k = primal
         np.subtract(w, self.last, out=self.center)   # c_k+1 = w_k + beta (w_k - w_k-1)
         self.center *= b
         self.center += w
         self.last[:] = w
         k.recompute_w()                      # v: the dual of the original problem
         dual = k.dual()
+        self.exact = self.estimate is None
+        if not self.exact and (passes >= limit or not gap_too_large(primal, dual, CHECK_MARGIN * self.gap_tol)):
+            estimated = self.estimate()
+            slack = self.exact_slack_at_last()
+            self.ratio = slack / estimated if slack > 0.0 and estimated > 0.0 else 1.0
+            primal = 0.5 * ww + slack
+            self.exact = True
+        self.primal_k = primal
         self.gap, self.dual_k = primal - dual, dual
+        measured = primal if self.exact else np.nan
         if self.gap_tol is not None:
-            return Step(passes, dual, primal, rule=not gap_too_large(primal, dual, self.gap_tol),
+            return Step(passes, dual, measured, rule=self.exact and not gap_too_large(primal, dual, self.gap_tol),
                         text=f"kappa {kappa:.3g}")
         if gap_too_large(primal, dual, KKT_CHECK_GAP) or passes >= limit:
-            return Step(passes, dual, primal, rule=False, text=f"kappa {kappa:.3g}")
+            return Step(passes, dual, measured, rule=False, text=f"kappa {kappa:.3g}")
         k.sigma = 1.0                        # one pass of the original problem at w = v
         viol = self.inner.kkt_pass()
         k.sigma = sigma
@@ -131,6 +154,19 @@ class CatalystRun(Run):
         self.on_v = True
         self.primal_k = self.inner.primal()
         return Step(passes + 1, self.dual_k, self.primal_k, rule=True, text=f"kappa {kappa:.3g}  violation {viol:.3e}")
+
+    def exact_slack_at_last(self):
+        """The exact slack at w_k (self.last) while the kernel holds v: w_k in, one oracle pass,
+        v back."""
+        w = self.kernel.coef
+        if self.swap is None:
+            self.swap = np.empty_like(w)
+        self.swap[:] = w
+        w[:] = self.last
+        try:
+            return self.inner.slack_sum()
+        finally:
+            w[:] = self.swap
 
     def rule_text(self):
         if self.gap_tol is None:
@@ -147,6 +183,9 @@ class CatalystRun(Run):
     def final(self, converged, last_primal):
         if self.interrupted:
             return self.inner.primal(), self.kernel.dual()
+        if not self.exact:
+            self.primal_k = 0.5 * float(np.dot(self.last, self.last)) + self.exact_slack_at_last()
+            self.exact = True
         return self.primal_k, self.dual_k
 
     def result(self):

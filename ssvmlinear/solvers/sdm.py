@@ -199,6 +199,10 @@ class SDMRun(Run):
         """Catalyst's hook: sum_i C_i max_y H_i(y) at the kernel's w (an oracle pass)."""
         return self.kernel.slack_sum()
 
+    def slack_estimate(self):
+        """Catalyst's hook: the slack the last type-I pass saw (each example at its visit's w)."""
+        return self.kernel.pass_slack
+
     def kkt_pass(self):
         """Catalyst's hook with an explicit tol: a type-I pass of the original problem (sigma = 1,
         w = v); returns its largest KKT violation (the plain rule's measure)."""

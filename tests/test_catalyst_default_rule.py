@@ -1,0 +1,75 @@
+"""A default fit inside Catalyst steers its centres by the slack its oracle passes saw and
+measures the exact primal (an oracle pass) only where the stopping decision needs it: the objective
+it reports is still the exact primal of the weights it returns, and its gap rule still holds."""
+import warnings
+
+import numpy as np
+import pytest
+
+from ssvmlinear import ConvergenceWarning, MulticlassSSVM
+from ssvmlinear.solvers import catalyst, sdm
+
+from conftest import random_multiclass
+
+C = 100.0
+
+
+def multiclass_primal(est, X, y):
+    """1/2 |W|^2 + C sum_i max_k (Delta + m_k - m_yi): from the model, not from the solver."""
+    W = est.coef_
+    margins = X @ W.T
+    true = np.searchsorted(est.classes_, y)
+    K = len(est.classes_)
+    loss = np.maximum(0.0, (1.0 - np.eye(K)[true]) + margins - margins[np.arange(len(y)), true][:, None])
+    return 0.5 * float(np.sum(W * W)) + C * float(loss.max(axis=1).sum())
+
+
+@pytest.fixture
+def problem():
+    X, y = random_multiclass(n=300, d=30, K=5, density=0.3, seed=4)
+    assert C * X.multiply(X).sum(axis=1).mean() > catalyst.CATALYST_SCALE   # Catalyst runs
+    return X, y
+
+
+@pytest.fixture
+def exact_measurements(monkeypatch):
+    calls = []
+    measure = sdm.SDMRun.slack_sum
+
+    def counted(run):
+        calls.append(1)
+        return measure(run)
+
+    monkeypatch.setattr(sdm.SDMRun, "slack_sum", counted)
+    return calls
+
+
+def test_a_default_fit_measures_few_centres_and_reports_the_exact_primal(problem, exact_measurements):
+    X, y = problem
+    est = MulticlassSSVM(C=C, fit_intercept=False).fit(X, y)
+    assert est.converged_
+    assert est.objective_ == pytest.approx(multiclass_primal(est, X, y), rel=1e-9)
+    assert 0.0 <= est.objective_ - est.dual_objective_ <= 0.01 * est.objective_
+    centres = int(np.sum(np.isfinite(est.dual_curve_)))
+    assert 1 <= len(exact_measurements) < centres / 2
+
+
+def test_a_fit_stopped_by_max_iter_between_measurements_reports_the_exact_primal(problem, exact_measurements):
+    X, y = problem
+    with pytest.warns(ConvergenceWarning):
+        est = MulticlassSSVM(C=C, fit_intercept=False, max_iter=20).fit(X, y)
+    assert not est.converged_
+    assert est.objective_ == pytest.approx(multiclass_primal(est, X, y), rel=1e-9)
+    assert est.dual_objective_ <= est.objective_
+
+
+def test_watched_fits_measure_every_centre(problem, exact_measurements):
+    """A callback sees the exact primal of every centre in objective_curve_."""
+    X, y = problem
+    seen = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        est = MulticlassSSVM(C=C, fit_intercept=False, max_iter=40,
+                             callback=lambda e: seen.append(e.current_weights_.copy())).fit(X, y)
+    assert np.all(np.isfinite(est.objective_curve_))
+    assert len(exact_measurements) >= len(seen)
