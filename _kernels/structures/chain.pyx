@@ -265,17 +265,31 @@ cdef class ChainStructure(Structure):
             return
         off = np.zeros(self.n_examples + 1, dtype=np.int64)
         gram = np.zeros(max(total, 1))
+        dense = np.zeros(max(self.X.n_features, 1))
         cdef long long[::1] ov = off
         cdef double[::1] gv = gram
+        cdef double[::1] xt = dense          # token t scattered: its products with every s are gathers
+        cdef Row a, b
+        cdef Py_ssize_t q
+        cdef double g
         with nogil:
             for i in range(self.n_examples):
                 T = self.label_len(i)
                 s0 = self.starts[i]
                 ov[i + 1] = ov[i] + T * T
                 for t in range(T):
+                    a = self.X.row(s0 + t)
+                    for q in range(a.nnz):
+                        xt[a.ind[q]] = a.val[q]
                     for s in range(t, T):
-                        gv[ov[i] + t * T + s] = row_row_dot(self.X.row(s0 + t), self.X.row(s0 + s))
-                        gv[ov[i] + s * T + t] = gv[ov[i] + t * T + s]
+                        b = self.X.row(s0 + s)
+                        g = a.bias * b.bias
+                        for q in range(b.nnz):
+                            g += b.val[q] * xt[b.ind[q]]
+                        gv[ov[i] + t * T + s] = g
+                        gv[ov[i] + s * T + t] = g
+                    for q in range(a.nnz):
+                        xt[a.ind[q]] = 0.0
         self.tok_off = off
         self.tok_gram = gram
         self.has_tok_gram = True
