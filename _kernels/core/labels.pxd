@@ -17,6 +17,7 @@
 from cpython.pythread cimport PyThread_type_lock
 
 from ssvmlinear._kernels.structure cimport Structure
+from ssvmlinear._kernels.dataset cimport ssvm_prefetch
 
 
 cdef class LabelStore:
@@ -70,6 +71,11 @@ cdef class LabelStore:
 
     cdef inline double* col(self, Py_ssize_t i, int c) noexcept nogil:
         return self.block[i] + c * self.cap[i]
+
+    cdef inline void cache_block(self, Py_ssize_t i) noexcept nogil:
+        """Start loading example i's block into the cache (a hint: a visit ahead)."""
+        if self.block[i] != NULL:
+            ssvm_prefetch(self.block[i], self._block_words(i, self.cap[i]) * sizeof(double), 1)
 
     cdef inline double* gram(self, Py_ssize_t i) noexcept nogil:
         if not self.with_gram:

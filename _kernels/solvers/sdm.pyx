@@ -490,8 +490,9 @@ cdef class SDMSolver(DualSolver):
 
     cdef inline void _cache_ahead(self, const double *w, Py_ssize_t t, Py_ssize_t stop,
                                   bint oracle) noexcept nogil:
-        """Before visiting order[t]: start loading the rows of the visit 2a ahead and, in oracle
-        passes (which read all of the weights the rows touch), the weights of the visit a ahead,
+        """Before visiting order[t]: start loading the rows of the visit 2a ahead, the working set
+        of the visit a ahead and, in oracle passes (which read all of the weights the rows touch),
+        the weights of the visit a ahead,
         whose rows were asked for a visits ago (a = cache_ahead) -- random order makes each a
         cache miss the visit would otherwise wait for. (Type-II visits read a few labels' weights:
         not worth a hint.)"""
@@ -500,6 +501,8 @@ cdef class SDMSolver(DualSolver):
             return
         if t + 2 * a < stop:
             self.st.cache_example(w, self.order[t + 2 * a], False)
+        if t + a < stop:
+            self.ws.cache_block(self.order[t + a])
         if oracle and self.hint_weights and t + a < stop:
             self.st.cache_example(w, self.order[t + a], True)
 
