@@ -57,8 +57,9 @@ class CatalystRun(Run):
     is above the previous one restarts the extrapolation (beta = 0). The rule of a default fit
     (gap_tol): the relative gap of (primal at w_k, dual at v) <= gap_tol. With an explicit tol
     the solver's own rule keeps its meaning: after each centre whose gap is below
-    KKT_CHECK_GAP, one pass of the original problem (the inner run's kkt_pass) measures it, and
-    the model is then v. Ctrl-C leaves w = v (a primal-dual pair)."""
+    KKT_CHECK_GAP, one pass of the original problem (the inner run's kkt_pass) measures it; when
+    it holds, the model is v, or w_k if v's own gap is above KKT_CHECK_GAP (a loose tol can hold
+    at a v far from the optimum). Ctrl-C leaves w = v (a primal-dual pair)."""
     rule_is_final = True
 
     def __init__(self, inner, kappa, gap_tol):
@@ -103,7 +104,7 @@ class CatalystRun(Run):
         passes = cycles = 0
         target = CATALYST_INNER * self.gap
         while True:
-            passes += self.inner.outer_iteration(self.inner_tol, limit - passes)
+            passes += self.inner.outer_iteration(self.pass_tol(target), limit - passes)
             cycles += 1
             ww = float(np.dot(w, w))
             slack = self.ratio * self.estimate() if self.estimate else self.inner.slack_sum()
@@ -151,9 +152,19 @@ class CatalystRun(Run):
             k.recompute_w()
             return Step(passes + 1, self.dual_k, primal, rule=False,
                         text=f"kappa {kappa:.3g}  violation {viol:.3e}")
-        self.on_v = True
-        self.primal_k = self.inner.primal()
+        primal_v = self.inner.primal()
+        if not gap_too_large(primal_v, self.dual_k, KKT_CHECK_GAP):   # (else w_k, whose gap was checked)
+            self.on_v, self.primal_k = True, primal_v
         return Step(passes + 1, self.dual_k, self.primal_k, rule=True, text=f"kappa {kappa:.3g}  violation {viol:.3e}")
+
+    def pass_tol(self, target):
+        """The inner passes' tolerance: inner_tol, and no looser than what lets them reach the
+        target gap where the inner run can say (a fixed tolerance would bound the gap from below:
+        each example's violation adds up to C_i times it)."""
+        tol_for_gap = getattr(self.inner, "tol_for_gap", None)
+        if tol_for_gap is None or not np.isfinite(target):
+            return self.inner_tol
+        return min(self.inner_tol, tol_for_gap(target))
 
     def exact_slack_at_last(self):
         """The exact slack at w_k (self.last) while the kernel holds v: w_k in, one oracle pass,

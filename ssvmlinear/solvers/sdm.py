@@ -159,6 +159,7 @@ class SDMRun(Run):
         self.keep_state = problem.keep_state
         self.tol = problem.tol
         self.inner_tol = 0.1 * problem.tol
+        self.c_sum = max(float(np.sum(problem.Cs)), 1e-300)
         self.monitor = problem.monitor
         self.outer = 0
         self.last_dual = None
@@ -198,6 +199,11 @@ class SDMRun(Run):
     def slack_sum(self):
         """Catalyst's hook: sum_i C_i max_y H_i(y) at the kernel's w (an oracle pass)."""
         return self.kernel.slack_sum()
+
+    def tol_for_gap(self, gap):
+        """Catalyst's hook: the KKT tolerance of passes whose examples' violations, each adding
+        at most C_i times itself to the duality gap, add at most `gap` in all."""
+        return gap / self.c_sum
 
     def slack_estimate(self):
         """Catalyst's hook: the slack the last type-I pass saw (each example at its visit's w)."""
