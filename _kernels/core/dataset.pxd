@@ -85,6 +85,19 @@ cdef extern from "inner_loops.h" nogil:
                          int own, const int *labels, int n, double *out, double *own_out)
     void ssvm_row_gemv(const int *ind, const double *val, Py_ssize_t nnz, const double *w, Py_ssize_t stride,
                        double *out)
+    void ssvm_row_scatter(const int *ind, const double *val, Py_ssize_t nnz, double *w, Py_ssize_t stride,
+                          const int *labels, const double *coefs, int n)
+
+
+cdef inline void row_scatter(Row r, double *w, Py_ssize_t stride, const int *labels, const double *coefs,
+                             int n) noexcept nogil:
+    """w[j*stride + labels[k]] += coefs[k] * x_j for k < n (distinct labels), one sweep over the
+    nonzeros."""
+    cdef int k
+    ssvm_row_scatter(r.ind, r.val, r.nnz, w, stride, labels, coefs, n)
+    if r.bias != 0.0:
+        for k in range(n):
+            w[r.bias_col * stride + labels[k]] += coefs[k] * r.bias
 
 
 cdef inline void row_gemv(Row r, const double *w, Py_ssize_t stride, double *out) noexcept nogil:

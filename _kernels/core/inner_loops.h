@@ -108,6 +108,47 @@ static inline void ssvm_row_gather(const int *ind, const double *val, ptrdiff_t 
     *own_out = f;
 }
 
+/* The transpose of ssvm_row_gather: w[ind[p]*stride + labels[k]] += coefs[k] * val[p] for k < n,
+ * in one sweep over the nonzeros (each nonzero's weight block is touched once, for all columns).
+ * Columns must be distinct; each column's additions happen in the order of the nonzeros. */
+static inline void ssvm_row_scatter(const int *ind, const double *val, ptrdiff_t nnz, double *w,
+                                    ptrdiff_t stride, const int *labels, const double *coefs, int n)
+{
+    ptrdiff_t p;
+    int k;
+    const ptrdiff_t l0 = n > 0 ? labels[0] : 0, l1 = n > 1 ? labels[1] : 0, l2 = n > 2 ? labels[2] : 0;
+    const double c0 = n > 0 ? coefs[0] : 0.0, c1 = n > 1 ? coefs[1] : 0.0, c2 = n > 2 ? coefs[2] : 0.0;
+    switch (n) {
+    case 0:
+        break;
+    case 1:
+        for (p = 0; p < nnz; p++)
+            w[(ptrdiff_t)ind[p] * stride + l0] += c0 * val[p];
+        break;
+    case 2:
+        for (p = 0; p < nnz; p++) {
+            double *wj = w + (ptrdiff_t)ind[p] * stride;
+            const double v = val[p];
+            wj[l0] += c0 * v; wj[l1] += c1 * v;
+        }
+        break;
+    case 3:
+        for (p = 0; p < nnz; p++) {
+            double *wj = w + (ptrdiff_t)ind[p] * stride;
+            const double v = val[p];
+            wj[l0] += c0 * v; wj[l1] += c1 * v; wj[l2] += c2 * v;
+        }
+        break;
+    default:
+        for (p = 0; p < nnz; p++) {
+            double *wj = w + (ptrdiff_t)ind[p] * stride;
+            const double v = val[p];
+            for (k = 0; k < n; k++)
+                wj[labels[k]] += coefs[k] * v;
+        }
+    }
+}
+
 /* Max-plus step of the Viterbi recursion, branch-free:
  *   cur[k] = max_p prev[p] + tr[p*K + k],  arg[k] = the lowest such p (as a double),
  * p outer and k inner over contiguous rows of tr; SSE2 two lanes at a time where available.

@@ -5,7 +5,8 @@ from libc.math cimport NAN
 from libc.stdlib cimport malloc, free
 from libc.string cimport memcpy
 
-from ssvmlinear._kernels.dataset cimport CSRDataset, Row, row_dot, row_axpy, row_gemv, row_row_dot
+from ssvmlinear._kernels.dataset cimport (CSRDataset, Row, row_dot, row_axpy, row_gemv, row_row_dot, row_scatter,
+                                          ssvm_row_gather)
 from ssvmlinear._kernels.structure cimport Structure
 from ssvmlinear._kernels.factor cimport (FactorTree, tree_add_hamming, tree_score, tree_maxsum,
                                          tree_maxsum_workspace, tree_maxsum_by_count,
@@ -16,7 +17,8 @@ cdef double NEG_INF = -1e300
 cdef long long TOKEN_GRAM_LIMIT = 4 * 1024 * 1024
 # margins(): from this many labels on, the whole unary table and branch-free sums beat filling
 # in the pairs they need (the cutting plane's caches and SDM's working sets: benchmarks/ocr_chain.py)
-cdef int MARGINS_FULL_TABLE = 8
+cdef enum:
+    MARGINS_FULL_TABLE = 8
 
 
 cdef class ChainStructure(Structure):
@@ -114,6 +116,11 @@ cdef class ChainStructure(Structure):
         cdef double *U = work
         cdef double *uyi = work + T * K          # U[t, y_i,t]
         cdef double *tyi = uyi + T               # transition score of y_i into t
+        cdef int tags[MARGINS_FULL_TABLE]
+        cdef double vals[MARGINS_FULL_TABLE]
+        cdef double own
+        cdef int nt, c, j
+        cdef Row r
         if after_oracle or n >= MARGINS_FULL_TABLE:
             if not after_oracle:
                 for t in range(T):
@@ -131,14 +138,37 @@ cdef class ChainStructure(Structure):
                           + w[self.end_off + y[T - 1]] - w[self.end_off + yi[T - 1]])
                 out[k] = m
             return
-        for t in range(T * K):
-            U[t] = NAN
+        # the tags the labels take where they differ from y_i, per position: their scores and
+        # y_i's in one sweep over the token's nonzeros
+        for t in range(T):
+            nt = 0
+            for k in range(n):
+                c = labels[k * T + t]
+                if c == yi[t]:
+                    continue
+                j = 0
+                while j < nt and tags[j] != c:
+                    j += 1
+                if j == nt:
+                    tags[nt] = c
+                    nt += 1
+            if nt == 0:
+                continue
+            r = self.X.row(s0 + t)
+            ssvm_row_gather(r.ind, r.val, r.nnz, w, K, yi[t], tags, nt, vals, &own)
+            if r.bias != 0.0:
+                own += r.bias * w[r.bias_col * K + yi[t]]
+                for j in range(nt):
+                    vals[j] += r.bias * w[r.bias_col * K + tags[j]]
+            U[t * K + yi[t]] = own
+            for j in range(nt):
+                U[t * K + tags[j]] = vals[j]
         for k in range(n):
             y = labels + k * T
             m = 0.0
             for t in range(T):
                 if y[t] != yi[t]:
-                    m += (_unary(self.X, w, U, s0, t, K, y[t]) - _unary(self.X, w, U, s0, t, K, yi[t]))
+                    m += U[t * K + y[t]] - U[t * K + yi[t]]
                     if t > 0:
                         m += tr[y[t - 1] * K + y[t]] - tr[yi[t - 1] * K + yi[t]]
                 elif t > 0 and y[t - 1] != yi[t - 1]:
@@ -403,9 +433,10 @@ cdef class ChainStructure(Structure):
         cdef double *Ct = work             # Ct[t*K + tag]: coefficient removed from tag at t
         cdef double *S = work + T * K      # S[t]: coefficient added to y_i's tag at t
         cdef double *touched = S + T
+        cdef double *amounts = touched + T   # one position's tags and their coefficients (K + 1)
+        cdef int *tags = <int *> (amounts + K + 1)
         cdef double coef
-        cdef int k
-        cdef Row r
+        cdef int k, m
         for t in range(T * K):
             Ct[t] = 0.0
         for t in range(T):
@@ -425,22 +456,28 @@ cdef class ChainStructure(Structure):
         for t in range(T):
             if touched[t] == 0.0:
                 continue
-            r = self.X.row(s0 + t)
+            m = 0
             if S[t] != 0.0:
-                row_axpy(r, S[t], w, K, yi[t])
+                tags[0] = yi[t]
+                amounts[0] = S[t]
+                m = 1
             for c in range(K):
                 if Ct[t * K + c] != 0.0:
-                    row_axpy(r, -Ct[t * K + c], w, K, c)
+                    tags[m] = <int> c
+                    amounts[m] = -Ct[t * K + c]
+                    m += 1
+            row_scatter(self.X.row(s0 + t), w, K, tags, amounts, m)
 
     cdef void example_rows(self, Py_ssize_t i, Py_ssize_t *lo, Py_ssize_t *hi) noexcept nogil:
         lo[0] = <Py_ssize_t> self.starts[i]
         hi[0] = <Py_ssize_t> self.starts[i + 1]
 
     cdef Py_ssize_t workspace_size(self) noexcept nogil:
-        # Viterbi: unary scores and beliefs (T x K each) + max-product's; margins and
-        # update_many: T x K + 2T; gram_row: T x T token products + 2T ints
+        # Viterbi: unary scores and beliefs (T x K each) + max-product's; margins: T x K + 2T;
+        # update_many: T x K + 2T, and K + 1 tags with their coefficients; gram_row: T x T token
+        # products + 2T ints
         cdef Py_ssize_t T = self.max_label_len, K = self.n_tags
-        return max(2 * T * K + tree_maxsum_workspace(T, K), T * T + T)
+        return max(2 * T * K + tree_maxsum_workspace(T, K), T * T + T, T * K + 2 * T + 2 * (K + 1))
 
     cdef int n_loss_levels(self, Py_ssize_t i) noexcept nogil:
         return <int> self.label_len(i) + 1
@@ -553,13 +590,3 @@ cdef class ChainStructure(Structure):
 cdef inline double _same(const int *u, const int *v, Py_ssize_t t, Py_ssize_t s) noexcept nogil:
     """1 if transition t of u equals transition s of v."""
     return 1.0 if (u[t - 1] == v[s - 1] and u[t] == v[s]) else 0.0
-
-
-cdef inline double _unary(CSRDataset X, const double *w, double *U, Py_ssize_t s0, Py_ssize_t t,
-                          Py_ssize_t K, int tag) noexcept nogil:
-    """U[t*K + tag] = x_t . w_tag, computed on first use (NaN marks entries not computed yet)."""
-    cdef double u = U[t * K + tag]
-    if u != u:
-        u = row_dot(X.row(s0 + t), w, K, tag)
-        U[t * K + tag] = u
-    return u
