@@ -177,13 +177,18 @@ def test_gram_and_update_many_match_explicit_feature_vectors(case, seed):
             st.prepare_gram()
         for i in range(len(lengths)):
             Di, T = D[starts[i]:starts[i + 1]], int(lengths[i])
-            labels = rng.integers(0, K, (5, T)).astype(np.int32)
+            # few labels (per-position tag lists) and many (a table); repeated labels, so that
+            # coefficients of one tag can cancel
+            n_labels = 5 if i % 2 else 12
+            labels = rng.integers(0, K, (n_labels, T)).astype(np.int32)
+            labels[-1] = labels[0]
             dphi = [phi(Di, y[starts[i]:starts[i + 1]], K, se, bias) - phi(Di, b, K, se, bias) for b in labels]
             for a, da in zip(labels, dphi):
                 np.testing.assert_allclose(st.py_gram_row(i, a, labels.ravel()), [da @ db for db in dphi],
                                            atol=1e-10)
-            coefs = rng.standard_normal(5)
-            coefs[rng.integers(5)] = 0.0
+            coefs = rng.standard_normal(n_labels)
+            coefs[rng.integers(1, n_labels - 1)] = 0.0
+            coefs[-1] = -coefs[0]
             w1 = w.copy()
             st.py_update_many(w1, i, coefs, labels.ravel())
             np.testing.assert_allclose(w1, w + sum(c * d for c, d in zip(coefs, dphi)), atol=1e-10)

@@ -15,10 +15,11 @@ from ssvmlinear._kernels.factor cimport (FactorTree, tree_add_hamming, tree_scor
 cdef double NEG_INF = -1e300
 # Largest token-product cache prepare_gram() keeps (doubles; 32 MiB)
 cdef long long TOKEN_GRAM_LIMIT = 4 * 1024 * 1024
-# margins(): from this many labels on, the whole unary table and branch-free sums beat filling
-# in the pairs they need (the cutting plane's caches and SDM's working sets: benchmarks/ocr_chain.py)
+# margins() and update_many(): from this many labels on, whole T x K tables (the unary scores;
+# the coefficients per position and tag) beat lists of the few tags the labels take per position
+# (the cutting plane's caches and SDM's working sets: benchmarks/ocr_chain.py)
 cdef enum:
-    MARGINS_FULL_TABLE = 8
+    FEW_LABELS = 8
 
 
 cdef class ChainStructure(Structure):
@@ -116,12 +117,12 @@ cdef class ChainStructure(Structure):
         cdef double *U = work
         cdef double *uyi = work + T * K          # U[t, y_i,t]
         cdef double *tyi = uyi + T               # transition score of y_i into t
-        cdef int tags[MARGINS_FULL_TABLE]
-        cdef double vals[MARGINS_FULL_TABLE]
+        cdef int tags[FEW_LABELS]
+        cdef double vals[FEW_LABELS]
         cdef double own
         cdef int nt, c, j
         cdef Row r
-        if after_oracle or n >= MARGINS_FULL_TABLE:
+        if after_oracle or n >= FEW_LABELS:
             if not after_oracle:
                 for t in range(T):
                     row_gemv(self.X.row(s0 + t), w, K, U + t * K)
@@ -426,7 +427,9 @@ cdef class ChainStructure(Structure):
     cdef void update_many(self, double *w, Py_ssize_t i, const double *coefs, const int *labels, int n,
                           double *work) noexcept nogil:
         # The unary part sum_t x_t (x) (sum_k c_k (e_{y_i,t} - e_{y_k,t})) is merged per position
-        # first, so each position costs one sparse axpy per distinct tag instead of two per label.
+        # first, so each position costs one sweep over the token's nonzeros for all its distinct
+        # tags (row_scatter) instead of two sparse axpys per label. Few labels: each position's tags
+        # are listed from the labels; many: from a T x K table of coefficients.
         cdef Py_ssize_t t, c, T = self.label_len(i), s0 = self.starts[i], K = self.n_tags
         cdef const int *yi = self.true_label(i)
         cdef const int *y
@@ -435,8 +438,41 @@ cdef class ChainStructure(Structure):
         cdef double *touched = S + T
         cdef double *amounts = touched + T   # one position's tags and their coefficients (K + 1)
         cdef int *tags = <int *> (amounts + K + 1)
-        cdef double coef
-        cdef int k, m
+        cdef double coef, added
+        cdef int k, m, j, tag
+        for k in range(n):
+            if coefs[k] != 0.0:
+                self._update_edges(w, i, coefs[k], labels + k * T)
+        if n < FEW_LABELS:
+            for t in range(T):
+                m = 1                          # (tags[0]: y_i's tag, its coefficient added last)
+                added = 0.0
+                for k in range(n):
+                    coef = coefs[k]
+                    tag = labels[k * T + t]
+                    if coef == 0.0 or tag == yi[t]:
+                        continue
+                    added += coef
+                    j = 1
+                    while j < m and tags[j] != tag:
+                        j += 1
+                    if j == m:
+                        tags[m] = tag
+                        amounts[m] = 0.0
+                        m += 1
+                    amounts[j] -= coef
+                if m == 1:
+                    continue
+                tags[0] = yi[t]
+                amounts[0] = added
+                j = 0                          # (coefficients that cancelled to 0 are left out)
+                for k in range(m):
+                    if amounts[k] != 0.0:
+                        tags[j] = tags[k]
+                        amounts[j] = amounts[k]
+                        j += 1
+                row_scatter(self.X.row(s0 + t), w, K, tags, amounts, j)
+            return
         for t in range(T * K):
             Ct[t] = 0.0
         for t in range(T):
@@ -452,7 +488,6 @@ cdef class ChainStructure(Structure):
                     S[t] += coef
                     Ct[t * K + y[t]] += coef
                     touched[t] = 1.0
-            self._update_edges(w, i, coef, y)
         for t in range(T):
             if touched[t] == 0.0:
                 continue
