@@ -4,13 +4,14 @@ M = 553 nodes, d = 228K, N = 75K): a seeded planted problem on a random tree of 
 unit norm), N = 75,000 (+ 25,000 test rows), labels = the leaf of maximal path potential under
 Gaussian node weights on the 500 most popular features, 10 % of the training labels replaced by
 a random leaf. Prints, per
-model (HSVM, NHSVM, SSVM): seconds per pass, passes to the default stopping rule (SDM, tol=None:
+model (flat, HSVM, NHSVM, SSVM): seconds per pass, passes to the default stopping rule (SDM, tol=None:
 KKT rule at 0.1 and relative duality gap <= 1 %), fit seconds, test accuracy and the process's
 peak RSS beside the size of the data and the weights. Each model runs in a fresh subprocess (so
 that its peak RSS is its own).
 
     python benchmarks/hierarchy_scale.py                         # the full size
     python benchmarks/hierarchy_scale.py --n 20000 --d 50000     # smaller
+    python benchmarks/hierarchy_scale.py --json rows.json        # the rows as JSON too
 """
 import argparse
 import json
@@ -97,9 +98,10 @@ def main():
     ap.add_argument("--nnz", type=int, default=50)
     ap.add_argument("--C", type=float, default=1.0)
     ap.add_argument("--noise", type=float, default=0.1)
-    ap.add_argument("--models", nargs="+", default=["hsvm", "nhsvm", "shared"])
+    ap.add_argument("--models", nargs="+", default=["flat", "hsvm", "nhsvm", "shared"])
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--data", default="/tmp/hierarchy_scale.npz")
+    ap.add_argument("--json", help="write the rows (and the problem's shape) here")
     args = ap.parse_args()
     t = time.perf_counter()
     parents, children, X, y = planted_hierarchy(args.n + args.n_test, args.d, args.inner, args.leaves, args.nnz,
@@ -118,6 +120,7 @@ def main():
     print(f"training CSR {csr_mb:.0f} MB, weights {w_mb:.0f} MB; 1.5 x (CSR + weights) = {1.5 * (csr_mb + w_mb):.0f} MB")
     print(f"{'model':7s} {'fit s':>8s} {'passes':>7s} {'s/pass':>7s} {'rel gap':>8s} {'alt.':>5s} {'test %':>7s} "
           f"{'peak MB':>8s}")
+    rows = []
     for model in args.models:
         r = subprocess.run([sys.executable, "-c", WORKER, args.data, model, str(args.C)], capture_output=True,
                            text=True)
@@ -127,6 +130,11 @@ def main():
         o = json.loads(r.stdout.strip().splitlines()[-1])
         print(f"{model:7s} {o['seconds']:8.1f} {o['passes']:7d} {o['seconds'] / max(o['passes'], 1):7.2f} "
               f"{o['gap']:8.2g} {o['alternations']:5d} {100 * o['acc']:7.2f} {o['rss_mb']:8.0f}", flush=True)
+        rows.append(dict(model=model, **o))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(dict(nodes=M, leaves=args.leaves, d=args.d, n=args.n, n_test=args.n_test, C=args.C,
+                           noise=args.noise, nnz_per_row=X.nnz / X.shape[0], rows=rows), f, indent=1)
 
 
 if __name__ == "__main__":
