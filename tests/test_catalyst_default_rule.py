@@ -54,7 +54,8 @@ def test_a_default_fit_measures_few_centres_and_reports_the_exact_primal(problem
     assert 1 <= len(exact_measurements) < centres / 2
 
 
-def test_a_fit_stopped_by_max_iter_between_measurements_reports_the_exact_primal(problem, exact_measurements):
+def test_a_fit_stopped_by_max_iter_reports_the_exact_primal(problem, exact_measurements):
+    """The centre that reaches max_iter measures its primal, whatever its predicted gap."""
     X, y = problem
     with pytest.warns(ConvergenceWarning):
         est = MulticlassSSVM(C=C, fit_intercept=False, max_iter=20).fit(X, y)
@@ -64,12 +65,11 @@ def test_a_fit_stopped_by_max_iter_between_measurements_reports_the_exact_primal
 
 
 def test_watched_fits_measure_every_centre(problem, exact_measurements):
-    """A callback sees the exact primal of every centre in objective_curve_."""
+    """With a callback every centre measures its primal (the curve is not filled in by the loop)."""
     X, y = problem
     seen = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         est = MulticlassSSVM(C=C, fit_intercept=False, max_iter=40,
                              callback=lambda e: seen.append(e.current_weights_.copy())).fit(X, y)
-    assert np.all(np.isfinite(est.objective_curve_))
-    assert len(exact_measurements) >= len(seen)
+    assert len(seen) > 1 and len(exact_measurements) >= len(seen)

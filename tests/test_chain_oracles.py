@@ -144,7 +144,7 @@ def test_gram_row_and_margins_agree_with_single_calls(seed):
 @pytest.mark.parametrize("case", CASES)
 @pytest.mark.parametrize("n_labels", [1, 3, 8, 12])
 def test_margins_match_explicit_feature_vectors(case, n_labels):
-    """margins() of few labels (lazy unary scores) and of many (the full table, fresh or the
+    """margins() of few labels (the scores they need, gathered per position) and of many (the full table, fresh or the
     oracle's) is phi(y) - phi(y_i) against the explicit joint feature map."""
     st, D, y, lengths, w = random_chain_problem(n_labels, n_seq=4, max_T=6, K=4, start_end=case["start_end"],
                                                 normalize=case["normalize"], bias=case["bias"])
@@ -192,6 +192,26 @@ def test_gram_and_update_many_match_explicit_feature_vectors(case, seed):
             w1 = w.copy()
             st.py_update_many(w1, i, coefs, labels.ravel())
             np.testing.assert_allclose(w1, w + sum(c * d for c, d in zip(coefs, dphi)), atol=1e-10)
+
+
+@pytest.mark.parametrize("n_features", [40, (1 << 20) + 7])
+def test_token_product_cache_equals_the_products_it_replaces(n_features):
+    """prepare_gram's token products (a scattered token, or merged rows past a million features:
+    no dense vector that wide) give the Gram rows computed without the cache."""
+    rng = np.random.default_rng(1)
+    lengths = np.array([3, 5, 4])
+    n = int(lengths.sum())
+    cols = rng.choice(np.r_[0:20, n_features - 20:n_features], size=(n, 6))
+    X = sp.csr_matrix((rng.standard_normal(n * 6), cols.ravel(), np.arange(0, n * 6 + 1, 6)), shape=(n, n_features))
+    X.sum_duplicates()
+    for bias in (-1.0, 1.5):
+        st = ChainStructure(CSRDataset(X, bias), rng.integers(0, 3, n).astype(np.int32), lengths, 3)
+        labels = [rng.integers(0, 3, (4, T)).astype(np.int32) for T in lengths]
+        before = [st.py_gram_row(i, lab[0], lab.ravel()) for i, lab in enumerate(labels)]
+        st.prepare_gram()
+        after = [st.py_gram_row(i, lab[0], lab.ravel()) for i, lab in enumerate(labels)]
+        for b, a in zip(before, after):
+            np.testing.assert_allclose(a, b, rtol=1e-13, atol=1e-13)
 
 
 def test_ties_are_broken_towards_the_lowest_tags():

@@ -49,7 +49,8 @@ def test_cutting_plane_reaches_the_sdm_optimum_on_chains(seed):
     sdm = solve(SDM(), st, Cs, 1e-9, 100000, 0)
     cp = solve(CuttingPlane(), st, Cs, 1e-5, 10000)
     assert cp.converged
-    # (weak duality bounds any primal below by SDM's dual; SDM's primal is optimal to ~1e-9 only)
+    # cp.primal is a true primal (weak duality: not below SDM's dual), within CP's tolerance of
+    # SDM's near-optimal primal (which is optimal to ~1e-9 only, so it is no lower bound)
     assert sdm.dual - 1e-9 <= cp.primal <= sdm.primal + 1e-5 * Cs.sum() + 1e-9
 
 

@@ -206,8 +206,9 @@ cdef class SDMSolver(DualSolver):
     # seconds spent in the loss-augmented oracles of type-I passes (wall clock of the pass's thread;
     # sharded passes: summed over the shards)
     cdef public double oracle_seconds
-    # the last type-I pass's sum of C_i max(0, max_y H_i(y)), each at the weights its visit saw: an
-    # estimate of slack_sum() at the pass's end that costs nothing (Catalyst's inner targets)
+    # the last type-I pass's sum of C_i max(0, max_y H_i(y)), each at the weights its oracle call
+    # saw (the visit's, or its block's starting weights): an estimate of slack_sum() at the pass's
+    # end that costs nothing (Catalyst's inner targets)
     cdef readonly double pass_slack
     # the sharded pass being run (JOB_SHARDS)
     cdef bint job_oracle
@@ -489,9 +490,9 @@ cdef class SDMSolver(DualSolver):
         self.st.X.prefetch_rows(lo, hi)
 
     cdef inline void _cache_ahead(self, const double *w, Py_ssize_t t, Py_ssize_t stop,
-                                  bint oracle) noexcept nogil:
+                                  bint oracle, bint visits=True) noexcept nogil:
         """Before visiting order[t]: start loading the rows of the visit 2a ahead, the working set
-        of the visit a ahead and, in oracle passes (which read all of the weights the rows touch),
+        of the visit a ahead (when this thread visits) and, in oracle passes (which read all of the weights the rows touch),
         the weights of the visit a ahead,
         whose rows were asked for a visits ago (a = cache_ahead) -- random order makes each a
         cache miss the visit would otherwise wait for. (Type-II visits read a few labels' weights:
@@ -501,7 +502,7 @@ cdef class SDMSolver(DualSolver):
             return
         if t + 2 * a < stop:
             self.st.cache_example(w, self.order[t + 2 * a], False)
-        if t + a < stop:
+        if visits and t + a < stop:
             self.ws.cache_block(self.order[t + a])
         if oracle and self.hint_weights and t + a < stop:
             self.st.cache_example(w, self.order[t + a], True)
@@ -595,7 +596,7 @@ cdef class SDMSolver(DualSolver):
         cdef Py_ssize_t R = max(self.n_runners, 1)
         if kind == JOB_ORACLES:
             for t in range(lo, hi):
-                self._cache_ahead(w, t, hi, True)
+                self._cache_ahead(w, t, hi, True, False)     # (a helper's oracles: no visits)
                 b = t - base
                 self.st.oracle(w, self.order[t], 1.0, &self.b_labels[b * self.Lmax], &self.b_m[b],
                                &self.b_delta[b], work)

@@ -15,6 +15,9 @@ from ssvmlinear._kernels.factor cimport (FactorTree, tree_add_hamming, tree_scor
 cdef double NEG_INF = -1e300
 # Largest token-product cache prepare_gram() keeps (doubles; 32 MiB)
 cdef long long TOKEN_GRAM_LIMIT = 4 * 1024 * 1024
+# prepare_gram() scatters a token into a dense vector of n_features doubles up to this many
+# features (8 MiB); wider (hashed) feature spaces merge the sparse rows instead
+cdef Py_ssize_t DENSE_TOKEN_LIMIT = 1 << 20
 # margins() and update_many(): from this many labels on, whole T x K tables (the unary scores;
 # the coefficients per position and tag) beat lists of the few tags the labels take per position
 # (the cutting plane's caches and SDM's working sets: benchmarks/ocr_chain.py)
@@ -107,7 +110,8 @@ cdef class ChainStructure(Structure):
         # differences (never f(y) - f(y_i) from two large sums). Many labels (a working set or a
         # cache): the full T x K table of unary scores (the oracle's, or one row_gemv per
         # position), then a branch-free sum per label whose terms are exactly 0 where y agrees
-        # with y_i. Few labels: only the (position, tag) scores they need, filled in lazily.
+        # with y_i. Few labels: only the (position, tag) scores they need, each position's in one
+        # sweep over its token's nonzeros.
         cdef Py_ssize_t t, T = self.label_len(i), K = self.n_tags, s0 = self.starts[i]
         cdef int k
         cdef const int *y
@@ -296,10 +300,11 @@ cdef class ChainStructure(Structure):
             return
         off = np.zeros(self.n_examples + 1, dtype=np.int64)
         gram = np.zeros(max(total, 1))
-        dense = np.zeros(max(self.X.n_features, 1))
+        cdef bint dense = self.X.n_features <= DENSE_TOKEN_LIMIT
+        scratch = np.zeros(max(self.X.n_features, 1) if dense else 1)
         cdef long long[::1] ov = off
         cdef double[::1] gv = gram
-        cdef double[::1] xt = dense          # token t scattered: its products with every s are gathers
+        cdef double[::1] xt = scratch        # token t scattered: its products with every s are gathers
         cdef Row a, b
         cdef Py_ssize_t q
         cdef double g
@@ -310,17 +315,22 @@ cdef class ChainStructure(Structure):
                 ov[i + 1] = ov[i] + T * T
                 for t in range(T):
                     a = self.X.row(s0 + t)
-                    for q in range(a.nnz):
-                        xt[a.ind[q]] = a.val[q]
+                    if dense:
+                        for q in range(a.nnz):
+                            xt[a.ind[q]] = a.val[q]
                     for s in range(t, T):
                         b = self.X.row(s0 + s)
-                        g = a.bias * b.bias
-                        for q in range(b.nnz):
-                            g += b.val[q] * xt[b.ind[q]]
+                        if dense:
+                            g = a.bias * b.bias
+                            for q in range(b.nnz):
+                                g += b.val[q] * xt[b.ind[q]]
+                        else:
+                            g = row_row_dot(a, b)
                         gv[ov[i] + t * T + s] = g
                         gv[ov[i] + s * T + t] = g
-                    for q in range(a.nnz):
-                        xt[a.ind[q]] = 0.0
+                    if dense:
+                        for q in range(a.nnz):
+                            xt[a.ind[q]] = 0.0
         self.tok_off = off
         self.tok_gram = gram
         self.has_tok_gram = True

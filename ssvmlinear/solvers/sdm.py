@@ -206,7 +206,8 @@ class SDMRun(Run):
         return gap / self.c_sum
 
     def slack_estimate(self):
-        """Catalyst's hook: the slack the last type-I pass saw (each example at its visit's w)."""
+        """Catalyst's hook: the slack the last type-I pass saw (each example at the w of its oracle
+        call)."""
         return self.kernel.pass_slack
 
     def kkt_pass(self):
