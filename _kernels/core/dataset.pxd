@@ -89,6 +89,22 @@ cdef extern from "inner_loops.h" nogil:
                           const int *labels, const double *coefs, int n)
 
 
+cdef inline double row_gather(Row r, const double *w, Py_ssize_t stride, int own, const int *labels, int n,
+                              double *out) noexcept nogil:
+    """out[k] = x . w[:, labels[k]] for k < n, and the return value x . w[:, own], in one sweep
+    over the nonzeros (the bias column included)."""
+    cdef int k
+    cdef double f
+    cdef const double *wb
+    ssvm_row_gather(r.ind, r.val, r.nnz, w, stride, own, labels, n, out, &f)
+    if r.bias != 0.0:
+        wb = w + r.bias_col * stride
+        f += r.bias * wb[own]
+        for k in range(n):
+            out[k] += r.bias * wb[labels[k]]
+    return f
+
+
 cdef inline void row_scatter(Row r, double *w, Py_ssize_t stride, const int *labels, const double *coefs,
                              int n) noexcept nogil:
     """w[j*stride + labels[k]] += coefs[k] * x_j for k < n (distinct labels), one sweep over the

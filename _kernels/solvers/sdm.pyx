@@ -490,13 +490,12 @@ cdef class SDMSolver(DualSolver):
         self.st.X.prefetch_rows(lo, hi)
 
     cdef inline void _cache_ahead(self, const double *w, Py_ssize_t t, Py_ssize_t stop,
-                                  bint oracle, bint visits=True) noexcept nogil:
+                                  bint oracle, bint visits) noexcept nogil:
         """Before visiting order[t]: start loading the rows of the visit 2a ahead, the working set
-        of the visit a ahead (when this thread visits) and, in oracle passes (which read all of the weights the rows touch),
-        the weights of the visit a ahead,
-        whose rows were asked for a visits ago (a = cache_ahead) -- random order makes each a
-        cache miss the visit would otherwise wait for. (Type-II visits read a few labels' weights:
-        not worth a hint.)"""
+        of the visit a ahead (when this thread visits) and, in oracle passes (which read all of the
+        weights the rows touch), the weights of the visit a ahead, whose rows were asked for a
+        visits ago (a = cache_ahead) -- random order makes each a cache miss the visit would
+        otherwise wait for. (Type-II visits read a few labels' weights: not worth a hint.)"""
         cdef Py_ssize_t a = self.cache_ahead
         if a <= 0:
             return
@@ -527,7 +526,7 @@ cdef class SDMSolver(DualSolver):
         L.n_saved = 0
         L.failed = False
         for t in range(L.start, L.stop):
-            self._cache_ahead(L.u, t, L.stop, self.job_oracle)
+            self._cache_ahead(L.u, t, L.stop, self.job_oracle, True)
             v = self._visit(L, self.order[t], self.job_oracle, self.job_tol, -1)
             if v == -1.0:
                 L.failed = True
@@ -683,7 +682,7 @@ cdef class SDMSolver(DualSolver):
                         self._prefetch_block(m, k + 1)
                         next_block += self._block_len(m, k)
                         k += 1
-                    self._cache_ahead(L0.u, t, m, use_oracle)
+                    self._cache_ahead(L0.u, t, m, use_oracle, True)
                     i = self.order[t]
                     v = self._visit(L0, i, use_oracle, inner_tol, -1)
                     if v == -1.0:

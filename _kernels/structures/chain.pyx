@@ -5,8 +5,8 @@ from libc.math cimport NAN
 from libc.stdlib cimport malloc, free
 from libc.string cimport memcpy
 
-from ssvmlinear._kernels.dataset cimport (CSRDataset, Row, row_dot, row_axpy, row_gemv, row_row_dot, row_scatter,
-                                          ssvm_row_gather)
+from ssvmlinear._kernels.dataset cimport (CSRDataset, Row, row_dot, row_axpy, row_gemv, row_row_dot, row_gather,
+                                          row_scatter)
 from ssvmlinear._kernels.structure cimport Structure
 from ssvmlinear._kernels.factor cimport (FactorTree, tree_add_hamming, tree_score, tree_maxsum,
                                          tree_maxsum_workspace, tree_maxsum_by_count,
@@ -160,11 +160,7 @@ cdef class ChainStructure(Structure):
             if nt == 0:
                 continue
             r = self.X.row(s0 + t)
-            ssvm_row_gather(r.ind, r.val, r.nnz, w, K, yi[t], tags, nt, vals, &own)
-            if r.bias != 0.0:
-                own += r.bias * w[r.bias_col * K + yi[t]]
-                for j in range(nt):
-                    vals[j] += r.bias * w[r.bias_col * K + tags[j]]
+            own = row_gather(r, w, K, yi[t], tags, nt, vals)
             U[t * K + yi[t]] = own
             for j in range(nt):
                 U[t * K + tags[j]] = vals[j]

@@ -3,7 +3,7 @@
 import numpy as np
 
 from ssvmlinear._kernels.dataset cimport (CSRDataset, Row, row_dot, row_axpy, row_gemv, row_entries,
-                                         row_entry, row_cache_blocks, ssvm_row_gather)
+                                         row_entry, row_cache_blocks, row_gather)
 from ssvmlinear._kernels.structure cimport Structure
 
 # margins of n of K labels read only their entries when n <= 4 or GATHER_FACTOR * (n + 1) <= K:
@@ -13,18 +13,11 @@ cdef Py_ssize_t GATHER_FACTOR = 4
 DEF MAX_MERGED = 64
 
 
-cdef inline void row_gather(Row r, const double *w, Py_ssize_t K, int yi, const int *labels, int n,
-                            double *out) noexcept nogil:
+cdef inline void margin_gather(Row r, const double *w, Py_ssize_t K, int yi, const int *labels, int n,
+                               double *out) noexcept nogil:
     """out[k] = x . (w_{labels[k]} - w_{yi}) in one sweep over the nonzeros."""
     cdef int k
-    cdef double fyi
-    cdef const double *wb
-    ssvm_row_gather(r.ind, r.val, r.nnz, w, K, yi, labels, n, out, &fyi)
-    if r.bias != 0.0:
-        wb = w + r.bias_col * K
-        fyi += r.bias * wb[yi]
-        for k in range(n):
-            out[k] += r.bias * wb[labels[k]]
+    cdef double fyi = row_gather(r, w, K, yi, labels, n, out)
     for k in range(n):
         out[k] = 0.0 if labels[k] == yi else out[k] - fyi
 
@@ -75,7 +68,7 @@ cdef class MulticlassStructure(Structure):
             # few labels (their sums in registers), or few of many: read their entries of each
             # feature's row (one sweep over the nonzeros) rather than all K (when w is large, the
             # rows' cache lines are the cost)
-            row_gather(r, w, self.n_classes, yi, labels, n, out)
+            margin_gather(r, w, self.n_classes, yi, labels, n, out)
             return
         row_gemv(r, w, self.n_classes, work)
         for k in range(n):

@@ -55,8 +55,8 @@ class CatalystRun(Run):
     CATALYST_INNER times the last centre's gap (one oracle pass each, which also gives the primal
     at w_k -- or, in a default fit of a run with slack_estimate(), a prediction of it, measured
     only near the stop); after CATALYST_CYCLES of them the inner tolerance is cut by 10. A centre
-    whose (predicted) primal is above the previous one restarts the extrapolation (beta = 0). The rule of a default fit
-    (gap_tol): the relative gap of (primal at w_k, dual at v) <= gap_tol. With an explicit tol
+    whose (predicted) primal is above the previous one restarts the extrapolation (beta = 0). The
+    rule of a default fit (gap_tol): the relative gap of (primal at w_k, dual at v) <= gap_tol. With an explicit tol
     the solver's own rule keeps its meaning: after each centre whose gap is below
     KKT_CHECK_GAP, one pass of the original problem (the inner run's kkt_pass) measures it; when
     it holds, the model is v, or w_k if v's own gap is above KKT_CHECK_GAP (a loose tol can hold
