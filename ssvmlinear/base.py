@@ -46,7 +46,7 @@ oracle_seconds_ : float or None
     not measure it (the other solvers, SDM on a cluster).
 train_seconds_ : float or None
     Pegasos: seconds spent in its epochs; None for the other solvers.
-consistency_violation_curve_ : ndarray of shape (n_steps,) or None
+consistency_violation_curve_ : ndarray of shape (n_iter_,) or None
     GDMM: the factors' consistency violation after every pass; None for the other solvers.
 current_weights_ : ndarray
     Set only while a callback is given: a copy of the flat weight vector at the last step."""

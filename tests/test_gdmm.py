@@ -97,6 +97,29 @@ def test_gdmm_reported_dual_is_below_its_primal_at_large_c():
     assert np.all(est.dual_curve_ <= est.objective_ * (1 + 1e-12))
 
 
+@pytest.mark.parametrize("options", [{}, {"use_start_end": True}])
+def test_recompute_w_rebuilds_the_weights_from_the_factor_duals(options):
+    """recompute_w (Catalyst's v) equals the weights the passes kept up to date at sigma = 1, and
+    with sigma < 1 it is v, not the scaled weights."""
+    X, y, lengths = random_chains(K=5, seed=3)
+    st = structure(X, y, lengths, 5, **options)
+    solver = FactorGDMM(st.factor_graph(), np.full(len(lengths), 2.0), seed=1)
+    for _ in range(5):
+        solver.run_pass()
+    w = solver.coef.copy()
+    assert np.abs(w).max() > 0
+    solver.recompute_w()
+    np.testing.assert_allclose(solver.coef, w, atol=1e-10)
+    solver.sigma = 0.25
+    solver.run_pass()
+    scaled = solver.coef.copy()
+    solver.recompute_w()
+    v = solver.coef.copy()
+    assert not np.allclose(v, scaled)
+    # the scaled pass moved w by sigma times v's change
+    np.testing.assert_allclose(scaled - w, 0.25 * (v - w), atol=1e-10)
+
+
 def structure(X, y, lengths, K, **kw):
     return ChainStructure(CSRDataset(X), np.asarray(y, dtype=np.int32), lengths, K, **kw)
 

@@ -246,7 +246,8 @@ cdef class FactorGDMM:
     cdef double[::1] w          # binary variables: the unary block dense, the pair block written by coef
     cdef double[::1] Cs
     cdef readonly Py_ssize_t n, n_vars, K, nu
-    cdef readonly double rho, eta, rho_scale
+    cdef public double rho
+    cdef readonly double eta, rho_scale
     cdef readonly bint sublinear, binary
     cdef const long long[::1] var_ptr
     cdef const int[::1] truth
@@ -640,6 +641,41 @@ cdef class FactorGDMM:
         w = np.asarray(self.w)
         w[self.table_off:self.table_off + 4 * self.E] = T.ravel()
         return w
+
+    def recompute_w(self):
+        """w = v = sum_i C_i (phi(ybar_i) - E_q phi), from the factor duals (Catalyst's centres:
+        the inner problems' w is sigma v + (1 - sigma) c). Domain variables only."""
+        self._require(False, "recompute_w")
+        cdef Py_ssize_t i, v, s0, s1, K = self.K
+        cdef int j
+        cdef double c
+        cdef double[::1] w = np.zeros(self.w.shape[0])
+        cdef Row r
+        with nogil:
+            for i in range(self.n):
+                c = self.Cs[i]
+                if c <= 0.0:
+                    continue
+                s0 = self.var_ptr[i]
+                s1 = self.var_ptr[i + 1]
+                for v in range(s0, s1):
+                    r = self.X.row(v)
+                    row_axpy(r, c, &w[0], K, self.truth[v])
+                    self._add_ends(&w[0], v - s0, s1 - s0, self.truth[v], c)
+                    for j in range(self.qu[v].n):
+                        row_axpy(r, -c * self.qu[v].val[j], &w[0], K, self.qu[v].idx[j])
+                        self._add_ends(&w[0], v - s0, s1 - s0, self.qu[v].idx[j], -c * self.qu[v].val[j])
+                    if v + 1 < s1:
+                        w[self.table_off + self.truth[v] * K + self.truth[v + 1]] += c
+                        for j in range(self.qb[v].n):
+                            w[self.table_off + self.qb[v].idx[j]] -= c * self.qb[v].val[j]
+        self._set_weights_domain(w)
+
+    cdef inline void _add_ends(self, double *w, Py_ssize_t t, Py_ssize_t T, int y, double a) noexcept nogil:
+        if t == 0 and self.head_off >= 0:
+            w[self.head_off + y] += a
+        if t == T - 1 and self.tail_off >= 0:
+            w[self.tail_off + y] += a
 
     def set_weights(self, const double[::1] w):
         """w = the given weights (CoCoA+: each round's global w). Domain variables: the multimaps

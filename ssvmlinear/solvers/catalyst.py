@@ -11,10 +11,11 @@ beta = (1 - sqrt(q)) / (1 + sqrt(q)), q = 1 / (1 + kappa). Every alpha is feasib
 original dual, so the dual at v and the primal at w_k bound the optimum after each centre: a default fit
 stops on their relative gap.
 
-A run can be wrapped when its kernel offers `sigma`, `coef`, `recompute_w()` and `dual()`, and
-the run `primal()`, `slack_sum()` (at the kernel's w), `outer_iteration(inner_tol, limit)`,
-`kkt_pass()` and `inner_tol` (SDM's, LSE-SDCD's and GDMM's on a structure of one factor per
-example, which is BCFW with away steps). A run that also offers `slack_estimate()` (the slack its
+A run can be wrapped when its kernel offers `sigma`, `coef`, `recompute_w()` and `dual()` (the
+dual its passes raise), and the run `dual()` (a bound of the original problem at w = v),
+`primal()`, `slack_sum()` (at the kernel's w), `outer_iteration(inner_tol, limit)`, `kkt_pass()`
+and `inner_tol`: SDM's, LSE-SDCD's and GDMM's (on a structure of one factor per example, BCFW
+with away steps; on a chain, the factor kernel, whose run's dual is the consistent one). A run that also offers `slack_estimate()` (the slack its
 last oracle pass saw, each example at the weights of its visit: free, but not a bound) lets the
 centres steer by it and pay for the exact slack (an oracle pass) only where a stopping decision
 needs it.
@@ -79,7 +80,7 @@ class CatalystRun(Run):
         self.last = k.coef.copy()            # w_k-1, then w_k
         self.center = k.coef.copy()
         self.primal_k = np.inf
-        self.dual_k = k.dual()
+        self.dual_k = inner.dual()
         self.gap = np.inf
         self.interrupted = False
         self.restricted = getattr(inner, "working_set_primal", False)
@@ -129,7 +130,7 @@ class CatalystRun(Run):
         self.center += w
         self.last[:] = w
         k.recompute_w()                      # v: the dual of the original problem
-        dual = k.dual()
+        dual = self.inner.dual()
         self.exact = self.estimate is None
         if not self.exact and (passes >= limit or not gap_too_large(primal, dual, CHECK_MARGIN * self.gap_tol)):
             estimated = self.estimate()
@@ -148,7 +149,7 @@ class CatalystRun(Run):
         k.sigma = 1.0                        # one pass of the original problem at w = v
         viol = self.inner.kkt_pass()
         k.sigma = sigma
-        self.dual_k = k.dual()
+        self.dual_k = self.inner.dual()
         if viol > self.tol:
             k.recompute_w()
             return Step(passes + 1, self.dual_k, primal, rule=False,
@@ -194,7 +195,7 @@ class CatalystRun(Run):
 
     def final(self, converged, last_primal):
         if self.interrupted:
-            return self.inner.primal(), self.kernel.dual()
+            return self.inner.primal(), self.inner.dual()
         if not self.exact:
             self.primal_k = 0.5 * float(np.dot(self.last, self.last)) + self.exact_slack_at_last()
             self.exact = True

@@ -47,9 +47,9 @@ class GDMM(Solver):
     (the kernel's consistent_dual(): a lower bound at every pass; the factors' own dual -G(q)
     can exceed the optimum while they disagree). The rule: gaps <= tol times the dual and
     violation <= tol; a default fit also stops, checked every GAP_CHECK_EVERY passes, when
-    violation <= tol and the relative duality gap is at most gap_tol. On one factor per example,
-    inside Catalyst from large C on. No warm start; one thread. On a Dask cluster: inside
-    CoCoA+.
+    violation <= tol and the relative duality gap is at most gap_tol. Inside Catalyst from large
+    C on, on chains and on one factor per example (not on binary variables: pairwise
+    multi-label). No warm start; one thread. On a Dask cluster: inside CoCoA+.
 
     {parameters}
 
@@ -77,7 +77,7 @@ class GDMM(Solver):
     >>> clf = ChainSSVM(C=10.0, solver=GDMM(fmo_subsets=2)).fit(X, y, lengths)
     >>> clf.predict(X, lengths)
     array([0, 1, 0, 1, 1, 0, 1])
-    >>> clf.consistency_violation_curve_.shape == clf.objective_curve_.shape
+    >>> clf.consistency_violation_curve_.shape == (clf.n_iter_,)   # one per pass
     True
     """
     name = "gdmm"
@@ -110,15 +110,24 @@ class GDMM(Solver):
         return super().start(problem)
 
     def start_local(self, problem):
-        """GDMM's run; on one factor per example inside Catalyst from C R^2 =
-        catalyst.CATALYST_SCALE on (on linked factors Catalyst's inner problems took more passes
-        than the plain method on OCR chains: benchmarks/convergence.py)."""
+        """GDMM's run, inside Catalyst from C R^2 = catalyst.CATALYST_SCALE on. On a factor graph
+        of domain variables (chains) the augmented Lagrangian's weight is scaled by sqrt(sigma),
+        the geometric mean of the inner problems' curvature and the original's: rho itself
+        (sigma^0) left the consistency penalty dominating the inner steps, rho sigma left the
+        factors inconsistent; sqrt(sigma) took the fewest passes at C = 10, and fewer than the
+        plain method from C = 1 on (benchmarks/convergence.py on OCR chains). Binary variables
+        (pairwise multi-label) run the plain method: their kernel does not recompute w."""
         from .catalyst import CatalystRun, catalyst_kappa
         kernel = self.factor_kernel(problem.structure, problem.Cs, problem.seed)
-        if kernel is not None:
-            return GDMMRun(kernel, problem)
-        run = OneFactorGDMMRun(problem)
         kappa = catalyst_kappa(problem.structure, problem.Cs)
+        if kernel is None:
+            run = OneFactorGDMMRun(problem)
+        else:
+            run = GDMMRun(kernel, problem)
+            if kernel.binary:
+                kappa = 0.0
+            elif kappa > 0:
+                kernel.rho *= math.sqrt(1.0 / (1.0 + kappa))
         return CatalystRun(run, kappa, problem.gap_tol) if kappa > 0 else run
 
     @staticmethod
