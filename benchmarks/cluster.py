@@ -14,6 +14,7 @@ CSR size plus the weights.
   default rule) in one process vs CoCoA+ over GDMM.
 
     python benchmarks/cluster.py                          # 200,000 x 100,000 (a few minutes)
+    python benchmarks/cluster.py --ocr-only               # the OCR runs only
     python benchmarks/cluster.py --n 2000000 --d 1000000 --nnz 50 --skip-ocr --mmap-limit-mb 640
                                                           # the issue's size (~15 minutes; 2.7 GB of text)
 """
@@ -139,6 +140,44 @@ def mmap_run(ssvmdata, C, limit_mb):
     return secs, peak, cg is not None
 
 
+def ocr():
+    """The OCR runs: the cutting plane (bit for bit) and GDMM (passes), one process vs 1 and 2 workers."""
+    from ssvmlinear import ChainSSVM, ConvergenceWarning, load_svmlight_file
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    Xo, yo, lengths = load_svmlight_file(os.path.join(here, "data", "ocr_letters_train.svm.gz"), n_features=128)
+
+    def fit_chain():
+        return ChainSSVM(C=0.1, solver="cutting-plane", tol=0.1, fit_intercept=False).fit(Xo, yo, lengths)
+
+    print(f"\nOCR letters chains ({Xo.shape[0]} tokens), one-slack cutting plane, C = 0.1, eps 0.1")
+    t = time.perf_counter()
+    ref = fit_chain()
+    print(f"{'one process':24s} {time.perf_counter() - t:8.1f} {ref.n_iter_:7d} iterations")
+    for k in (1, 2):
+        est, secs, peaks, _, _, _ = run_cluster(k, fit_chain)
+        same = np.array_equal(est.coef_, ref.coef_)
+        print(f"{f'{k} worker(s)':24s} {secs:8.1f} {est.n_iter_:7d} iterations; model equal bit for bit: {same}; "
+              f"peak MB per worker {' '.join(f'{p:.0f}' for p in peaks)}")
+
+    def fit_gdmm():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            return ChainSSVM(C=0.1, solver="gdmm", fit_intercept=False).fit(Xo, yo, lengths)
+
+    print("\nOCR letters chains, GDMM (default rule: block gaps and consistency <= tol, relative gap <= 1 %), "
+          "C = 0.1; on the cluster CoCoA+ over GDMM, one pass per round")
+    t = time.perf_counter()
+    ref = fit_gdmm()
+    print(f"{'one process':24s} {time.perf_counter() - t:8.1f} {ref.n_iter_:7d} passes; objective {ref.objective_:.6g} "
+          f"rel. gap {ref.gap_ / ref.objective_:.4f}")
+    for k in (1, 2):
+        est, secs, peaks, _, _, _ = run_cluster(k, fit_gdmm)
+        print(f"{f'{k} worker(s)':24s} {secs:8.1f} {est.n_iter_:7d} passes; objective {est.objective_:.6g} "
+              f"rel. gap {est.gap_ / est.objective_:.4f}; converged {est.converged_}; "
+              f"peak MB per worker {' '.join(f'{p:.0f}' for p in peaks)}")
+
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--n", type=int, default=200000)
@@ -147,6 +186,7 @@ def main():
     ap.add_argument("--K", type=int, default=20)
     ap.add_argument("--C", type=float, default=0.1)
     ap.add_argument("--skip-ocr", action="store_true")
+    ap.add_argument("--ocr-only", action="store_true", help="only the OCR runs")
     ap.add_argument("--mmap-only", action="store_true", help="only the memory-mapped run (--mmap-limit-mb)")
     ap.add_argument("--tmp", default="/tmp", help="where the svmlight file is written once")
     ap.add_argument("--mmap-limit-mb", type=int, default=0,
@@ -154,8 +194,10 @@ def main():
                          "memory cgroup of this many MB (root and a cgroup filesystem needed; 0: skip)")
     args = ap.parse_args()
     warnings.simplefilter("ignore")
+    if args.ocr_only:
+        return ocr()
     from planted import planted
-    from ssvmlinear import ChainSSVM, ConvergenceWarning, MulticlassSSVM, dump_svmlight_file, load_svmlight_file
+    from ssvmlinear import MulticlassSSVM, dump_svmlight_file, load_svmlight_file
     from ssvmlinear.datacache import convert_main, load_ssvmdata
 
     path = os.path.join(args.tmp, f"cluster_planted_{args.n}_{args.d}_{args.nnz}_{args.K}.svm")
@@ -207,41 +249,8 @@ def main():
         print(f"\none process on the memory-mapped cache {cache}: {secs:.1f} s, peak RSS {peak:.0f} MB "
               + (f"in a memory cgroup of {args.mmap_limit_mb} MB" if limited else "(no cgroup could be made: "
                  "unlimited)") + f"; the CSR is {csr_mb_total:.0f} MB")
-    if args.skip_ocr or args.mmap_only:
-        return
-    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    Xo, yo, lengths = load_svmlight_file(os.path.join(here, "data", "ocr_letters_train.svm.gz"), n_features=128)
-
-    def fit_chain():
-        return ChainSSVM(C=0.1, solver="cutting-plane", tol=0.1, fit_intercept=False).fit(Xo, yo, lengths)
-
-    print(f"\nOCR letters chains ({Xo.shape[0]} tokens), one-slack cutting plane, C = 0.1, eps 0.1")
-    t = time.perf_counter()
-    ref = fit_chain()
-    print(f"{'one process':24s} {time.perf_counter() - t:8.1f} {ref.n_iter_:7d} iterations")
-    for k in (1, 2):
-        est, secs, peaks, _, _, _ = run_cluster(k, fit_chain)
-        same = np.array_equal(est.coef_, ref.coef_)
-        print(f"{f'{k} worker(s)':24s} {secs:8.1f} {est.n_iter_:7d} iterations; model equal bit for bit: {same}; "
-              f"peak MB per worker {' '.join(f'{p:.0f}' for p in peaks)}")
-
-    def fit_gdmm():
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", ConvergenceWarning)
-            return ChainSSVM(C=0.1, solver="gdmm", fit_intercept=False).fit(Xo, yo, lengths)
-
-    print("\nOCR letters chains, GDMM (default rule: block gaps and consistency <= tol, relative gap <= 1 %), "
-          "C = 0.1; on the cluster CoCoA+ over GDMM, one pass per round")
-    t = time.perf_counter()
-    ref = fit_gdmm()
-    print(f"{'one process':24s} {time.perf_counter() - t:8.1f} {ref.n_iter_:7d} passes; objective {ref.objective_:.6g} "
-          f"rel. gap {ref.gap_ / ref.objective_:.4f}")
-    for k in (1, 2):
-        est, secs, peaks, _, _, _ = run_cluster(k, fit_gdmm)
-        print(f"{f'{k} worker(s)':24s} {secs:8.1f} {est.n_iter_:7d} passes; objective {est.objective_:.6g} "
-              f"rel. gap {est.gap_ / est.objective_:.4f}; converged {est.converged_}; "
-              f"peak MB per worker {' '.join(f'{p:.0f}' for p in peaks)}")
-
+    if not (args.skip_ocr or args.mmap_only):
+        ocr()
 
 if __name__ == "__main__":
     main()

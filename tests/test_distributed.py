@@ -12,6 +12,7 @@ from joblib import parallel_config
 distributed = pytest.importorskip("distributed")
 
 from ssvmlinear import ChainSSVM, MulticlassSSVM, MultiLabelSSVM   # noqa: E402
+from ssvmlinear._kernels.dataset import CSRDataset                  # noqa: E402
 from ssvmlinear.distributed import active_client                   # noqa: E402
 from ssvmlinear.model_selection import cross_val_predict            # noqa: E402
 from ssvmlinear.solvers import GDMM, SDCD, CuttingPlane, solve        # noqa: E402
@@ -29,10 +30,10 @@ def client():
     cluster.close()
 
 
-def on_cluster(est, *fit_args):
+def on_cluster(est, *fit_args, **fit_params):
     with parallel_config(backend="dask"):
         assert active_client() is not None
-        return est.fit(*fit_args)
+        return est.fit(*fit_args, **fit_params)
 
 
 def random_chains(n_seq=40, d=8, K=4, seed=0):
@@ -104,6 +105,36 @@ def test_cocoa_reaches_the_single_process_optimum(client, case):
     # the primal is measured when the rule fires (NaN in the other rounds), last at the model
     assert dist.objective_curve_[-1] == pytest.approx(dist.objective_, rel=1e-12)
     assert np.all(np.isfinite(dist.dual_curve_))
+
+
+def test_cocoa_deals_the_examples_to_the_shards_at_random(client, monkeypatch):
+    """Each shard holds examples drawn at random (random_state), not a run of consecutive ones:
+    every example once, with its own C_i, and the draw repeats with the seed."""
+    from ssvmlinear.solvers import cocoa
+    seen = []
+    original = cocoa.ClusterShards.__init__
+
+    def spy(self, client, make, args_list, workers=None):
+        seen.append([(a[1], a[2]) for a in args_list])
+        original(self, client, make, args_list, workers)
+    monkeypatch.setattr(cocoa.ClusterShards, "__init__", spy)
+    X, y = random_multiclass(n=60, d=5, K=3, density=0.8, seed=7)
+    weights = np.arange(1, 61, dtype=float)
+    for seed in (0, 0, 1):
+        on_cluster(MulticlassSSVM(C=1.0, max_iter=3, random_state=seed, fit_intercept=False), X, y,
+                   sample_weight=weights)
+    shards = [[(np.asarray(st.X.sqnorms), Cs) for st, Cs in draw] for draw in seen]
+    norms = np.asarray(CSRDataset(X.tocsr(), -1.0).sqnorms)
+    for draw in shards:
+        assert len(draw) == 2
+        # C_i = sample weight: it names each example; its row travels with it
+        Cs = np.concatenate([c for _, c in draw])
+        np.testing.assert_array_equal(np.sort(Cs), weights)
+        order = np.rint(Cs).astype(int) - 1
+        np.testing.assert_allclose(np.concatenate([n for n, _ in draw]), norms[order])
+        assert not np.array_equal(order, np.arange(60))
+    np.testing.assert_array_equal(shards[0][0][1], shards[1][0][1])
+    assert not np.array_equal(shards[0][0][1], shards[2][0][1])
 
 
 @pytest.mark.parametrize("fmo_subsets", [1, 2])

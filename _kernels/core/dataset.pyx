@@ -109,6 +109,21 @@ cdef class CSRDataset:
                           shape=(hi - lo, self.n_features))
         return CSRDataset(X, self.bias if self.bias > 0 else -1.0)
 
+    def take(self, rows):
+        """The dataset of the given rows, in that order (same columns and bias; a copy)."""
+        rows = np.asarray(rows, dtype=np.int64)
+        if rows.size and (rows.min() < 0 or rows.max() >= self.n_rows):
+            raise ValueError(f"rows outside 0..{self.n_rows - 1}")
+        X = sp.csr_matrix((np.asarray(self.data), np.asarray(self.indices), self.indptr),
+                          shape=(self.n_rows, self.n_features))[rows]
+        X.sort_indices()
+        return CSRDataset(X, self.bias if self.bias > 0 else -1.0)
+
+    def part(self, lo, hi, order=None):
+        """Rows lo..hi-1 (views), or, given a permutation `order` of the rows, rows order[lo:hi]
+        (a copy): a shard's rows."""
+        return self.rows(lo, hi) if order is None else self.take(np.asarray(order)[lo:hi])
+
     cdef Row row(self, Py_ssize_t i) noexcept nogil:
         cdef Row r
         cdef Py_ssize_t start

@@ -152,8 +152,9 @@ cdef class Structure:
         """Whether the structure has a loss-indexed oracle (exact bi-criteria inference)."""
         return self.n_examples == 0 or self.n_loss_levels(0) > 0
 
-    def subset(self, Py_ssize_t lo, Py_ssize_t hi):
-        """The same structure over examples lo..hi-1 (same weights layout): a shard's structure."""
+    def subset(self, Py_ssize_t lo, Py_ssize_t hi, order=None):
+        """The same structure over examples lo..hi-1, or order[lo:hi] given a permutation `order`
+        of the examples (same weights layout): a shard's structure."""
         raise NotImplementedError(f"{type(self).__name__} does not implement subset(), which shards call")
 
     def label_offsets(self):

@@ -64,12 +64,19 @@ cdef class ChainStructure(Structure):
         return (ChainStructure, (self.X, np.asarray(self.y), lengths, self.n_tags, self.use_start_end,
                                  self.normalize_loss, self.outside_tag))
 
-    def subset(self, Py_ssize_t lo, Py_ssize_t hi):
-        """The structure of sequences lo..hi-1 (same weights layout)."""
+    def subset(self, Py_ssize_t lo, Py_ssize_t hi, order=None):
+        """The structure of sequences lo..hi-1 or order[lo:hi] (Structure.subset)."""
         starts = np.asarray(self.starts)
-        a, b = starts[lo], starts[hi]
-        return ChainStructure(self.X.rows(a, b), np.asarray(self.y)[a:b], np.diff(starts[lo:hi + 1]),
-                              self.n_tags, self.use_start_end, self.normalize_loss, self.outside_tag)
+        if order is None:
+            a, b = starts[lo], starts[hi]
+            X, y, lengths = self.X.rows(a, b), np.asarray(self.y)[a:b], np.diff(starts[lo:hi + 1])
+        else:
+            seqs = np.asarray(order)[lo:hi]
+            lengths = starts[seqs + 1] - starts[seqs]
+            # the tokens of the chosen sequences, each sequence's in order
+            tokens = np.arange(lengths.sum()) + np.repeat(starts[seqs] - (np.cumsum(lengths) - lengths), lengths)
+            X, y = self.X.take(tokens), np.asarray(self.y)[tokens]
+        return ChainStructure(X, y, lengths, self.n_tags, self.use_start_end, self.normalize_loss, self.outside_tag)
 
     cdef Py_ssize_t label_len(self, Py_ssize_t i) noexcept nogil:
         return <Py_ssize_t> (self.starts[i + 1] - self.starts[i])

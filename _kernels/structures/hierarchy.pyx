@@ -105,10 +105,11 @@ cdef class HierarchyStructure(Structure):
                                      np.asarray(self.anc_ptr), np.asarray(self.anc_idx), np.asarray(self.coef),
                                      self.is_tree, self.task_loss, np.asarray(self.loss_coef)))
 
-    def subset(self, Py_ssize_t lo, Py_ssize_t hi):
-        """The structure of examples lo..hi-1 (same weights layout)."""
+    def subset(self, Py_ssize_t lo, Py_ssize_t hi, order=None):
+        """The structure of examples lo..hi-1 or order[lo:hi] (Structure.subset)."""
         cls, args = self.__reduce__()
-        return cls(self.X.rows(lo, hi), args[1][lo:hi], *args[2:])
+        index = slice(lo, hi) if order is None else np.asarray(order)[lo:hi]
+        return cls(self.X.part(lo, hi, order), args[1][index], *args[2:])
 
     def _levels(self):
         """The sorted distinct losses of every true leaf (the loss-indexed oracle's levels)."""
@@ -466,9 +467,11 @@ cdef class HierarchyMultiLabelStructure(Structure):
         Z = np.asarray(self.z).reshape(self.n_examples, self.n_nodes) // MARGINAL_ONE
         return (HierarchyMultiLabelStructure, (self.X, Z) + self._args())
 
-    def subset(self, Py_ssize_t lo, Py_ssize_t hi):
-        Z = np.asarray(self.z).reshape(self.n_examples, self.n_nodes)[lo:hi] // MARGINAL_ONE
-        return HierarchyMultiLabelStructure(self.X.rows(lo, hi), Z, *self._args())
+    def subset(self, Py_ssize_t lo, Py_ssize_t hi, order=None):
+        """The structure of examples lo..hi-1 or order[lo:hi] (Structure.subset)."""
+        index = slice(lo, hi) if order is None else np.asarray(order)[lo:hi]
+        Z = np.asarray(self.z).reshape(self.n_examples, self.n_nodes)[index] // MARGINAL_ONE
+        return HierarchyMultiLabelStructure(self.X.part(lo, hi, order), Z, *self._args())
 
     cdef Py_ssize_t label_len(self, Py_ssize_t i) noexcept nogil:
         return self.n_nodes

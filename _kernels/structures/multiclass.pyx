@@ -42,9 +42,10 @@ cdef class MulticlassStructure(Structure):
     def __reduce__(self):
         return (MulticlassStructure, (self.X, np.asarray(self.y), self.n_classes))
 
-    def subset(self, Py_ssize_t lo, Py_ssize_t hi):
-        """The structure of examples lo..hi-1 (same weights layout)."""
-        return MulticlassStructure(self.X.rows(lo, hi), np.asarray(self.y)[lo:hi], self.n_classes)
+    def subset(self, Py_ssize_t lo, Py_ssize_t hi, order=None):
+        """The structure of examples lo..hi-1 or order[lo:hi] (Structure.subset)."""
+        index = slice(lo, hi) if order is None else np.asarray(order)[lo:hi]
+        return MulticlassStructure(self.X.part(lo, hi, order), np.asarray(self.y)[index], self.n_classes)
 
     cdef Py_ssize_t label_len(self, Py_ssize_t i) noexcept nogil:
         return 1

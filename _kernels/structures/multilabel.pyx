@@ -116,11 +116,12 @@ cdef class MultiLabelStructure(Structure):
         Y = np.asarray(self.y).reshape(self.n_examples, self.n_labels)
         return (MultiLabelStructure, (self.X, Y, self.normalize_loss))
 
-    def subset(self, Py_ssize_t lo, Py_ssize_t hi):
-        """The structure of examples lo..hi-1 (same weights layout)."""
+    def subset(self, Py_ssize_t lo, Py_ssize_t hi, order=None):
+        """The structure of examples lo..hi-1 or order[lo:hi] (Structure.subset)."""
         cls, args = self.__reduce__()
-        Y = np.asarray(self.y).reshape(self.n_examples, self.n_labels)[lo:hi]
-        return cls(self.X.rows(lo, hi), Y, *args[2:])
+        index = slice(lo, hi) if order is None else np.asarray(order)[lo:hi]
+        Y = np.asarray(self.y).reshape(self.n_examples, self.n_labels)[index]
+        return cls(self.X.part(lo, hi, order), Y, *args[2:])
 
     cdef double _loss_weight(self) noexcept nogil:
         return 1.0 / self.n_labels if self.normalize_loss else 1.0

@@ -58,7 +58,8 @@ COMMON_PARAMS = (
     Param("intercept_scaling", "real", 1.0, "The bias feature's value.", low=0, closed="neither"),
     Param("n_jobs", "int", None, "Threads for the solvers' parallel phases, prediction and cross-validation; "
           "results do not depend on it.", none=True, flag="n"),
-    Param("random_state", "seed", None, "The order of the passes (None: seed 0).", none=True, flag="r"),
+    Param("random_state", "seed", None, "The order of the passes and, on a cluster, which examples each "
+          "shard holds (None: seed 0).", none=True, flag="r"),
     Param("verbose", "verbose", 0, "Progress lines on the logger 'ssvmlinear' (>= 2: the primal after every "
           "step too)."),
     Param("warm_start", "bool", False, "Start from the previous fit's dual solution on the same data, kept "

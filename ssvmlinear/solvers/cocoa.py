@@ -132,10 +132,16 @@ class CoCoARun(Run):
             args = [(solver, st, c, seed + k, K, ev) for k, (st, c) in enumerate(zip(structure.structures, structure.Cs))]
             self.shards = ClusterShards(client, DualShard, args, structure.workers)
         else:
+            # the shards draw their examples at random (seeded): adding the changes of shards
+            # that differ in distribution (a file in some order: OCR's folds, one after the other)
+            # converges far more slowly than the theory's exchangeable shards
+            # (benchmarks/cocoa_gdmm.py --contiguous)
             bounds = shard_bounds(structure.n_examples, n_workers(client))
+            order = np.random.default_rng(seed).permutation(structure.n_examples)
             K = len(bounds) - 1
-            args = [(solver, structure.subset(int(bounds[k]), int(bounds[k + 1])),
-                     np.ascontiguousarray(problem.Cs[bounds[k]:bounds[k + 1]]), seed + k, K, ev) for k in range(K)]
+            args = [(solver, structure.subset(int(bounds[k]), int(bounds[k + 1]), order),
+                     np.ascontiguousarray(problem.Cs[order[bounds[k]:bounds[k + 1]]]), seed + k, K, ev)
+                    for k in range(K)]
             self.shards = ClusterShards(client, DualShard, args)
         self.K = K
         self.w = np.zeros(structure.n_weights)
