@@ -157,6 +157,12 @@ cdef class Structure:
         of the examples (same weights layout): a shard's structure."""
         raise NotImplementedError(f"{type(self).__name__} does not implement subset(), which shards call")
 
+    @staticmethod
+    def shard_index(lo, hi, order=None):
+        """subset()'s examples: slice(lo, hi), or order[lo:hi] given a permutation."""
+        import numpy as np
+        return slice(lo, hi) if order is None else np.asarray(order)[lo:hi]
+
     def label_offsets(self):
         """Start of each example's label in a flat array of all labels (n_examples + 1 entries)."""
         import numpy as np

@@ -672,6 +672,7 @@ cdef class FactorGDMM:
         self._set_weights_domain(w)
 
     cdef inline void _add_ends(self, double *w, Py_ssize_t t, Py_ssize_t T, int y, double a) noexcept nogil:
+        """w's unit weights of state y at position t (an example's first / last variable) += a."""
         if t == 0 and self.head_off >= 0:
             w[self.head_off + y] += a
         if t == T - 1 and self.tail_off >= 0:
@@ -857,10 +858,7 @@ cdef class FactorGDMM:
             return
         delta *= self.sigma
         row_axpy(r, -c * delta, &self.w[0], self.K, y)
-        if t == 0 and self.head_off >= 0:
-            self.w[self.head_off + y] -= c * delta
-        if t == T - 1 and self.tail_off >= 0:
-            self.w[self.tail_off + y] -= c * delta
+        self._add_ends(&self.w[0], t, T, y, -c * delta)
 
     cdef void _pair_messages(self, Py_ssize_t g, double c) noexcept nogil:
         """msgL/msgR: m of (variable g, pair g) and (variable g+1, pair g); muL/muR: q_pair's marginals."""

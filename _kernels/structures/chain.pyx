@@ -71,7 +71,7 @@ cdef class ChainStructure(Structure):
             a, b = starts[lo], starts[hi]
             X, y, lengths = self.X.rows(a, b), np.asarray(self.y)[a:b], np.diff(starts[lo:hi + 1])
         else:
-            seqs = np.asarray(order)[lo:hi]
+            seqs = self.shard_index(lo, hi, order)
             lengths = starts[seqs + 1] - starts[seqs]
             # the tokens of the chosen sequences, each sequence's in order
             tokens = np.arange(lengths.sum()) + np.repeat(starts[seqs] - (np.cumsum(lengths) - lengths), lengths)

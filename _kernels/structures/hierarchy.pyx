@@ -108,7 +108,7 @@ cdef class HierarchyStructure(Structure):
     def subset(self, Py_ssize_t lo, Py_ssize_t hi, order=None):
         """The structure of examples lo..hi-1 or order[lo:hi] (Structure.subset)."""
         cls, args = self.__reduce__()
-        index = slice(lo, hi) if order is None else np.asarray(order)[lo:hi]
+        index = self.shard_index(lo, hi, order)
         return cls(self.X.part(lo, hi, order), args[1][index], *args[2:])
 
     def _levels(self):
@@ -469,7 +469,7 @@ cdef class HierarchyMultiLabelStructure(Structure):
 
     def subset(self, Py_ssize_t lo, Py_ssize_t hi, order=None):
         """The structure of examples lo..hi-1 or order[lo:hi] (Structure.subset)."""
-        index = slice(lo, hi) if order is None else np.asarray(order)[lo:hi]
+        index = self.shard_index(lo, hi, order)
         Z = np.asarray(self.z).reshape(self.n_examples, self.n_nodes)[index] // MARGINAL_ONE
         return HierarchyMultiLabelStructure(self.X.part(lo, hi, order), Z, *self._args())
 

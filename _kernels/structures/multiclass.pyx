@@ -44,7 +44,7 @@ cdef class MulticlassStructure(Structure):
 
     def subset(self, Py_ssize_t lo, Py_ssize_t hi, order=None):
         """The structure of examples lo..hi-1 or order[lo:hi] (Structure.subset)."""
-        index = slice(lo, hi) if order is None else np.asarray(order)[lo:hi]
+        index = self.shard_index(lo, hi, order)
         return MulticlassStructure(self.X.part(lo, hi, order), np.asarray(self.y)[index], self.n_classes)
 
     cdef Py_ssize_t label_len(self, Py_ssize_t i) noexcept nogil:

@@ -119,7 +119,7 @@ cdef class MultiLabelStructure(Structure):
     def subset(self, Py_ssize_t lo, Py_ssize_t hi, order=None):
         """The structure of examples lo..hi-1 or order[lo:hi] (Structure.subset)."""
         cls, args = self.__reduce__()
-        index = slice(lo, hi) if order is None else np.asarray(order)[lo:hi]
+        index = self.shard_index(lo, hi, order)
         Y = np.asarray(self.y).reshape(self.n_examples, self.n_labels)[index]
         return cls(self.X.part(lo, hi, order), Y, *args[2:])
 
