@@ -15,10 +15,10 @@ A run can be wrapped when its kernel offers `sigma`, `coef`, `recompute_w()` and
 dual its passes raise), and the run `dual()` (a bound of the original problem at w = v),
 `primal()`, `slack_sum()` (at the kernel's w), `outer_iteration(inner_tol, limit)`, `kkt_pass()`
 and `inner_tol`: SDM's, LSE-SDCD's and GDMM's (on a structure of one factor per example, BCFW
-with away steps; on a chain, the factor kernel, whose run's dual is the consistent one). A run that also offers `slack_estimate()` (the slack its
-last oracle pass saw, each example at the weights of its visit: free, but not a bound) lets the
-centres steer by it and pay for the exact slack (an oracle pass) only where a stopping decision
-needs it.
+with away steps; on a chain, the factor kernel, whose run's dual is the consistent one). A run
+that also offers `slack_estimate()` (the slack its last oracle pass saw, each example at the
+weights of its visit: free, but not a bound) lets the centres steer by it and pay for the exact
+slack (an oracle pass) only where a stopping decision needs it.
 """
 import numpy as np
 
@@ -57,8 +57,8 @@ class CatalystRun(Run):
     at w_k -- or, in a default fit of a run with slack_estimate(), a prediction of it, measured
     only near the stop); after CATALYST_CYCLES of them the inner tolerance is cut by 10. A centre
     whose (predicted) primal is above the previous one restarts the extrapolation (beta = 0). The
-    rule of a default fit (gap_tol): the relative gap of (primal at w_k, dual at v) <= gap_tol. With an explicit tol
-    the solver's own rule keeps its meaning: after each centre whose gap is below
+    rule of a default fit (gap_tol): the relative gap of (primal at w_k, dual at v) <= gap_tol.
+    With an explicit tol the solver's own rule keeps its meaning: after each centre whose gap is below
     KKT_CHECK_GAP, one pass of the original problem (the inner run's kkt_pass) measures it; when
     it holds, the model is v, or w_k if v's own gap is above KKT_CHECK_GAP (a loose tol can hold
     at a v far from the optimum). Ctrl-C leaves w = v (a primal-dual pair)."""

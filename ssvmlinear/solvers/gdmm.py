@@ -126,9 +126,12 @@ class GDMM(Solver):
             run = GDMMRun(kernel, problem)
             if kernel.binary:
                 kappa = 0.0
-            elif kappa > 0:
-                kernel.rho *= math.sqrt(1.0 / (1.0 + kappa))
-        return CatalystRun(run, kappa, problem.gap_tol) if kappa > 0 else run
+        if kappa <= 0:
+            return run
+        accelerated = CatalystRun(run, kappa, problem.gap_tol)     # (sets the kernel's sigma)
+        if kernel is not None:
+            kernel.rho *= math.sqrt(kernel.sigma)
+        return accelerated
 
     @staticmethod
     def _factor_graph(structure):
