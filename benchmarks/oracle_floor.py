@@ -1,5 +1,6 @@
 """How close a chain fit runs to the cost of its own oracle calls (the loss-augmented Viterbi on
-every word of a type-I pass, unary scores included: ``oracle_seconds_``).
+every word, unary scores included, in the type-I passes and in the passes that measure the
+primal: ``oracle_seconds_``).
 
 OCR words of folds 1-9 (data/ocr_letters_train.svm.gz), ``ChainSSVM(C)`` at its defaults in this
 process with one thread (n_jobs=1): fit seconds, oracle seconds, their ratio, passes and the

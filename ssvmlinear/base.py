@@ -42,8 +42,9 @@ n_oracle_passes_ : int or None
 n_constraints_ : int or None
     The cutting plane: constraints in its final working set; None for the other solvers.
 oracle_seconds_ : float or None
-    SDM and the cutting plane: seconds spent in the oracle phase; None where the solver does
-    not measure it (the other solvers, SDM on a cluster).
+    SDM and the cutting plane: seconds spent in the loss-augmented oracle calls (every pass
+    that calls it, the primal's measurements included); None where the solver does not
+    measure it (the other solvers, SDM on a cluster).
 train_seconds_ : float or None
     Pegasos: seconds spent in its epochs; None for the other solvers.
 consistency_violation_curve_ : ndarray of shape (n_iter_,) or None

@@ -73,3 +73,26 @@ def test_watched_fits_measure_every_centre(problem, exact_measurements):
         est = MulticlassSSVM(C=C, fit_intercept=False, max_iter=40,
                              callback=lambda e: seen.append(e.current_weights_.copy())).fit(X, y)
     assert len(seen) > 1 and len(exact_measurements) >= len(seen)
+
+
+@pytest.mark.parametrize("solver, loss", [("sdm", "margin"), ("sdcd", "lse")])
+def test_v_from_the_centre_weights_matches_the_sum_over_the_alphas(problem, monkeypatch, solver, loss):
+    """Runs whose w tracks v get v from w_k without a pass over the working sets: it must be the
+    v that summing alpha dphi gives."""
+    X, y = problem
+    step = catalyst.CatalystRun.step
+    seen = []
+
+    def checked(run, limit):
+        out = step(run, limit)
+        v = run.kernel.coef.copy()
+        run.kernel.recompute_w()
+        seen.append(np.max(np.abs(v - run.kernel.coef)) / max(np.max(np.abs(v)), 1e-300))
+        return out
+
+    monkeypatch.setattr(catalyst.CatalystRun, "step", checked)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        MulticlassSSVM(C=C, fit_intercept=False, solver=solver, loss=loss, max_iter=60).fit(X, y)
+    assert len(seen) > catalyst.RECOMPUTE_EVERY
+    assert max(seen) < 1e-10

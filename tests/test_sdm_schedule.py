@@ -95,3 +95,18 @@ def test_pass_slack_is_the_slack_at_the_weights_each_oracle_saw(seed):
     assert k.pass_slack > 0.0
     k.run_pass(False, 1e-3)              # type-II passes keep the last type-I pass's value
     assert k.pass_slack == pytest.approx(before, rel=1e-12)
+
+
+def test_the_slack_measurements_count_as_oracle_calls():
+    """slack_sum() is an oracle pass over the examples with C_i > 0: its calls and time are the
+    fit's oracle calls and time too (oracle_seconds_, n_oracle_calls_)."""
+    st, _, _, _, _ = random_chain_problem(0, n_seq=12, max_T=5, K=3, d=4)
+    n = st.n_examples
+    Cs = np.linspace(0.5, 2.0, n)
+    Cs[3] = 0.0
+    k = SDMSolver(st, Cs, 0)
+    k.run_pass(True, 1e-3)
+    calls, seconds = k.n_oracle_calls, k.oracle_seconds
+    k.slack_sum()
+    assert k.n_oracle_calls == calls + n - 1
+    assert k.oracle_seconds > seconds

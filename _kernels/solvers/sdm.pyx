@@ -203,8 +203,8 @@ cdef class SDMSolver(DualSolver):
     cdef double[::1] slack    # per block of SLACK_BLOCK examples: their slack terms' sum
     # the threads that share the blocks' oracles and the shards (helpers: ssvmlinear.parallel.KernelTeam)
     cdef readonly Team team
-    # seconds spent in the loss-augmented oracles of type-I passes (wall clock of the pass's thread;
-    # sharded passes: summed over the shards)
+    # seconds spent in the loss-augmented oracles: type-I passes and slack_sum's passes (wall clock
+    # of the pass's thread; sharded passes: summed over the shards)
     cdef public double oracle_seconds
     # the last type-I pass's sum of C_i max(0, max_y H_i(y)), each at the weights its oracle call
     # saw (the visit's, or its block's starting weights): an estimate of slack_sum() at the pass's
@@ -729,13 +729,18 @@ cdef class SDMSolver(DualSolver):
     def slack_sum(self):
         """sum_i C_i max(0, max_y H_i(y)) at w (one oracle call per example, shared with the
         running helpers; summed in blocks of examples, then the blocks, in order: the same value
-        with or without them)."""
-        cdef Py_ssize_t b, nb = (self.n + SLACK_BLOCK - 1) // SLACK_BLOCK
-        cdef double s = 0.0
+        with or without them). Its calls and seconds count in n_oracle_calls and oracle_seconds."""
+        cdef Py_ssize_t b, i, nb = (self.n + SLACK_BLOCK - 1) // SLACK_BLOCK
+        cdef double s = 0.0, t0
         with nogil:
+            t0 = _now()
             self._share(JOB_SLACKS, 0, nb, max(1, nb // (16 * self.n_threads)))
+            self.oracle_seconds += _now() - t0
             for b in range(nb):
                 s += self.slack[b]
+            for i in range(self.n):
+                if self.Cs[i] > 0.0:
+                    self.n_oracle_calls += 1
         return s
 
     def warm_scale(self, old):

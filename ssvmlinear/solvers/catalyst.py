@@ -19,6 +19,9 @@ with away steps; on a chain, the factor kernel, whose run's dual is the consiste
 that also offers `slack_estimate()` (the slack its last oracle pass saw, each example at the
 weights of its visit: free, but not a bound) lets the centres steer by it and pay for the exact
 slack (an oracle pass) only where a stopping decision needs it.
+A run whose `w_tracks_v` is true (SDM, LSE-SDCD: every change of alpha moves w by sigma times
+its dphi) gets v back from w_k in O(dim): v = (w_k - kappa sigma c_k) / sigma; every
+RECOMPUTE_EVERY centres, and for the others at every centre, v is summed from the alphas.
 """
 import numpy as np
 
@@ -38,6 +41,10 @@ KKT_CHECK_GAP = 0.01
 # estimate runs a little above the exact slack near the optimum, and a missed stop costs a whole
 # centre while a check costs one oracle pass (benchmarks/convergence.py, benchmarks/ocr_chain.py).
 CHECK_MARGIN = 2.0
+# A run whose w tracks v sums v from its alphas (a pass over the working sets) at one centre in
+# this many, so that rounding in v = (w_k - kappa sigma c_k) / sigma, which grows with kappa, cannot
+# accumulate (benchmarks/oracle_floor.py measures the passes saved).
+RECOMPUTE_EVERY = 8
 
 
 def catalyst_kappa(structure, Cs):
@@ -93,6 +100,8 @@ class CatalystRun(Run):
         self.ratio = 1.0
         self.exact = False             # primal_k was measured, not predicted
         self.swap = None               # w_k's exact slack is measured while the kernel holds v
+        self.tracks_v = getattr(inner, "w_tracks_v", False)
+        self.centres = 0
 
     def close(self):
         self.inner.close()
@@ -125,11 +134,21 @@ class CatalystRun(Run):
                 cycles = 0
         primal = 0.5 * ww + slack            # at w_k (predicted when estimated)
         b = self.beta if primal <= self.primal_k else 0.0
-        np.subtract(w, self.last, out=self.center)   # c_k+1 = w_k + beta (w_k - w_k-1)
-        self.center *= b
-        self.center += w
+        if self.swap is None:
+            self.swap = np.empty_like(w)
+        nxt = self.swap                      # c_k+1 = w_k + beta (w_k - w_k-1)
+        np.subtract(w, self.last, out=nxt)
+        nxt *= b
+        nxt += w
         self.last[:] = w
-        k.recompute_w()                      # v: the dual of the original problem
+        self.centres += 1
+        if self.tracks_v and self.centres % RECOMPUTE_EVERY:
+            self.center *= kappa * sigma     # v = (w_k - kappa sigma c_k) / sigma
+            w -= self.center
+            w *= 1.0 / sigma
+        else:
+            k.recompute_w()                  # v: the dual of the original problem
+        self.center, self.swap = nxt, self.center
         dual = self.inner.dual()
         self.exact = self.estimate is None
         if not self.exact and (passes >= limit or not gap_too_large(primal, dual, CHECK_MARGIN * self.gap_tol)):

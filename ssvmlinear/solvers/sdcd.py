@@ -98,6 +98,7 @@ class SDCDRun(Run):
     dual is the solver's), which is what chains and multi-label report."""
     tag = "sdcd"
     title = "LSE-SDCD"
+    w_tracks_v = True       # (Catalyst: w moves by sigma times each alpha change's dphi)
 
     def __init__(self, solver, problem):
         from .._kernels.sdcd import SDCDSolver

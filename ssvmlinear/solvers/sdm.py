@@ -140,6 +140,7 @@ class SDM(Solver):
 class SDMRun(Run):
     tag = "sdm"
     title = "SDM"
+    w_tracks_v = True       # (Catalyst: w moves by sigma times each alpha change's dphi)
 
     def __init__(self, solver, problem):
         from joblib import effective_n_jobs
