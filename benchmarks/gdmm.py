@@ -249,36 +249,43 @@ def worker(spec):
 
 
 def multilabel_worker(spec):
+    """One solver on the planted multi-label problem: spec["primal"] True, the primal objective
+    (an LP-oracle pass; NaN with spec["objective"] False) after every pass of BCFW and SSG (at
+    their checkpoints only with spec["every"] False) and at GDMM-subFMO's checkpoints, and with
+    spec["test_curve"] the test micro-F1 and Hamming loss there too (evaluations not timed);
+    False, GDMM's dual and consistency violation after every pass."""
     K, n, n_test = spec["K"], spec["n"], spec["n_test"]
     X, Y = planted_multilabel(K, n + n_test, seed=spec["seed"])
     st = multilabel_structure(X[:n], Y[:n])
-    Cs = np.full(n, spec["C"])
-    if spec["solver"] == "gdmm-sub":
-        from ssvmlinear._kernels.gdmm import FactorGDMM
-        solver = FactorGDMM(st.factor_graph(), Cs, rho=spec["rho"], eta=spec["eta"], fmo_subsets=max(2, math.ceil(K / BLOCK)))
-    else:
-        from ssvmlinear._kernels.bcfw import BCFWSolver
-        solver = BCFWSolver(st, Cs, 0)
+    test = multilabel_structure(X[n:], Y[n:]) if n_test else None
+    solver, run_pass = make_solver(spec["solver"], st, spec["C"], K, spec["rho"], spec["eta"])
     out = {"solver": spec["solver"], "K": K}
-    elapsed, curve, passes = 0.0, [], 0
+    elapsed, curve, test_curve, passes = 0.0, [], [], 0
     checkpoints = iter(spec["checkpoints"])
     nxt = next(checkpoints, None)
+
+    def evaluate():
+        curve.append((elapsed, passes, solver.primal() if spec.get("objective", True) else float("nan")))
+        if spec.get("test_curve"):
+            test_curve.append((elapsed, *multilabel_scores(test, np.asarray(solver.coef), Y[n:])))
     while passes < spec["max_passes"] and elapsed < spec["seconds"]:
         t = time.perf_counter()
-        r = solver.run_pass()
+        r = run_pass()
         elapsed += time.perf_counter() - t
         passes += 1
-        if spec["primal"] and (spec["solver"] == "bcfw" or (nxt is not None and elapsed >= nxt)):
-            curve.append((elapsed, passes, solver.primal()))
+        every = spec["solver"] != "gdmm-sub" and spec.get("every", True)
+        if spec["primal"] and (every or (nxt is not None and elapsed >= nxt)):
+            evaluate()
             while nxt is not None and nxt <= elapsed:
                 nxt = next(checkpoints, None)
         elif not spec["primal"]:
             curve.append((elapsed, passes, float(solver.dual()), float(r[1])))
     if spec["primal"] and (not curve or curve[-1][1] != passes):
-        curve.append((elapsed, passes, solver.primal()))
+        evaluate()
     out["curve"] = curve
-    if spec["primal"]:
-        out["f1"], out["hamming"] = multilabel_scores(multilabel_structure(X[n:], Y[n:]), np.asarray(solver.coef), Y[n:])
+    out["test_curve"] = test_curve
+    if spec["primal"] and test is not None:
+        out["f1"], out["hamming"] = multilabel_scores(test, np.asarray(solver.coef), Y[n:])
     if spec["solver"] == "gdmm-sub":
         out["active"] = solver.active_set_sizes()
     out["peak_mb"] = maxrss_mb()
