@@ -311,9 +311,18 @@ def test_alpha_generic_solvers(seed):
     h = random_tree(rng, 12)
     np.testing.assert_allclose(alpha_qp(h), alpha_rho2(h), atol=1e-6)
     d = random_dag(rng, 12)
-    A = _leaf_incidence(d).toarray()
-    a = node_alpha(d, "rho2", T=1.5)
-    assert np.all(A @ a >= 1 - 1e-7) and np.all(A @ a <= 1.5 + 1e-7) and np.all(a >= 0)
+    for dag, T in ((d, 1.5), (random_dag(rng, 40), 1.5), (random_dag(rng, 40), 3.0)):
+        A = _leaf_incidence(dag).toarray()
+        a = node_alpha(dag, "rho2", T=T)
+        assert np.all(A @ a >= 1 - 1e-7) and np.all(A @ a <= T + 1e-7) and np.all(a >= 0)
+        # independent: the primal QP by SLSQP on the dense incidence
+        cons = [{"type": "ineq", "fun": lambda x: A @ x - 1.0, "jac": lambda x: A},
+                {"type": "ineq", "fun": lambda x: T - A @ x, "jac": lambda x: -A}]
+        ref = minimize(lambda x: x @ x, np.full(dag.n_nodes, 0.5), jac=lambda x: 2 * x, method="SLSQP",
+                       bounds=[(0, None)] * dag.n_nodes, constraints=cons, options={"ftol": 1e-14, "maxiter": 2000})
+        assert ref.success
+        assert a @ a == pytest.approx(ref.fun, rel=1e-6)
+        np.testing.assert_allclose(a, ref.x, atol=1e-4)
     for g, T in ((h, 1.0), (d, 1.5)):
         A = _leaf_incidence(g).toarray()
         a = alpha_directional(g, T)
