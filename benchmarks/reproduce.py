@@ -65,7 +65,14 @@ def machine():
 
 
 # --------------------------------------------------------------------------------------------
-# Balamurugan et al.: Tables III-IV (LSE-SDCD time and accuracy on the ten OCR partitions) and Fig. 2
+# Balamurugan et al.: Tables III-IV (LSE-SDCD time and accuracy on the ten OCR partitions), Table V
+# (LSE-SDCD against SDM) and Fig. 2
+
+PAPER_TABLE5 = {   # data set: (train seconds, test accuracy %, sum_i |V_i|) of SDCD at C = 0.01, SDM at C = 0.1
+    "POS": ((715, 53), (96.02, 96.03), (133782, 38891)),
+    "WSJPOS": ((1588, 242), (96.61, 96.67), (305533, 114891)),
+    "Brown": ((10832, 1836), (97.46, 97.56), (395130, 146127)),
+}
 
 def balamurugan(mode, out):
     """Runs benchmarks/ocr_chain.py (its own protocol and built-in published numbers)."""
@@ -85,10 +92,10 @@ def balamurugan(mode, out):
     speedups, diffs = [], []
     for p in raw["partitions"]:
         row, C = f"OCR{p['fold']}", p["C"]
-        res.records.append(Record("balamurugan-tab3-4", "Balamurugan2014 Table III", row,
+        res.records.append(Record("balamurugan-tab3-5", "Balamurugan2014 Table III", row,
                                   f"LSE-SDCD seconds, C={C:g}", round(p["sdcd"]["seconds"], 3),
                                   p["paper_sdcd_seconds"], "s", prov))
-        res.records.append(Record("balamurugan-tab3-4", "Balamurugan2014 Table IV", row,
+        res.records.append(Record("balamurugan-tab3-5", "Balamurugan2014 Table IV", row,
                                   f"LSE-SDCD test accuracy, C={C:g}", round(100 * p["sdcd"]["accuracy"], 2),
                                   p["paper_sdcd_accuracy"], "%", prov))
         if p["paper_sdcd_seconds"]:
@@ -96,13 +103,42 @@ def balamurugan(mode, out):
         if p["paper_sdcd_accuracy"] is not None:
             diffs.append(100 * p["sdcd"]["accuracy"] - p["paper_sdcd_accuracy"])
     for c in raw.get("cp", []):
-        res.records.append(Record("balamurugan-tab3-4", "Balamurugan2014 Table III", f"OCR{c['fold']}",
+        res.records.append(Record("balamurugan-tab3-5", "Balamurugan2014 Table III", f"OCR{c['fold']}",
                                   f"CP seconds, C={c['C']:g}", round(c["cp"]["seconds"], 3), c["paper_cp_seconds"],
                                   "s", prov))
+    # Table V pairs SDCD at C = 0.01 with SDM at C = 0.1 on POS, WSJPOS and Brown (not available
+    # offline), each formulation at its better C; on OCR each at its C of best mean test accuracy,
+    # seconds summed over the partitions run
+    cols = ("train seconds", "test accuracy", "working set (sum of V_i)")
+    units = ("s", "%", "")
+    for name, published in PAPER_TABLE5.items():
+        for solver, k in (("SDCD (C=0.01)", 0), ("SDM (C=0.1)", 1)):
+            for col, pub, unit in zip(cols, published, units):
+                res.records.append(Record("balamurugan-tab3-5", "Balamurugan2014 Table V", f"{name}: {solver}", col,
+                                          None, pub[k], unit, f"{name} is not available offline"))
+    table_v = {row["C"]: row for row in raw.get("table_v", [])}
+    five = None
+    best = raw.get("best_C")
+    if best:
+        sdcd, sdm = table_v[best["sdcd"]]["sdcd"], table_v[best["sdm"]]["sdm"]
+        where = (f"{prov}; the partitions run ({len(raw['partitions']) // len(table_v)}), seconds summed over "
+                 "them, accuracy and working set averaged; each at its C of best mean test accuracy")
+        for solver, r in ((f"SDCD (C={best['sdcd']:g})", sdcd), (f"SDM (C={best['sdm']:g})", sdm)):
+            for col, ours, unit in zip(cols, (round(r["total_seconds"], 2), round(100 * r["mean_accuracy"], 2),
+                                              round(r["mean_working_set"])), units):
+                res.records.append(Record("balamurugan-tab3-5", "Balamurugan2014 Table V", f"OCR: {solver}", col, ours,
+                                          None, unit, where))
+        five = (sdcd["total_seconds"] / sdm["total_seconds"], sdcd["mean_working_set"] / sdm["mean_working_set"],
+                100 * (sdm["mean_accuracy"] - sdcd["mean_accuracy"]))
     worst = max(abs(d) for d in diffs) if diffs else float("nan")
-    res.verdict = "holds" if worst <= 1.0 else "differs"
+    # Table V's claim: SDM trains faster than LSE-SDCD with a smaller working set, accuracy alike
+    five_holds = five is not None and five[0] > 1 and five[1] > 1 and abs(five[2]) <= 1.0
+    res.verdict = "holds" if worst <= 1.0 and five_holds else "differs"
     res.why = (f"LSE-SDCD {np.median(speedups):.0f}x faster than published (median; other hardware), test "
-               f"accuracy within {worst:.2f} points of Table IV")
+               f"accuracy within {worst:.2f} points of Table IV; " + (
+                   f"Table V on OCR: SDCD (C = {best['sdcd']:g}) takes {five[0]:.1f}x SDM's (C = {best['sdm']:g}) time with a {five[1]:.1f}x "
+                   f"larger working set, accuracy {five[2]:+.2f} points for SDM (the paper on POS, WSJPOS, Brown: "
+                   "5.9-13.5x the time, 2.7-3.4x the working set)" if five else "Table V: not run"))
     res.notes = raw.get("summaries", [])
     return res
 
@@ -383,17 +419,24 @@ def choi2016_table1(mode, out):
     data = [("scene", Xs, Ys, "scene (real; 1,211 examples, 294 features, 6 labels); the paper has no scene "
              "column: compared with its Yeast column"),
             ("Yeast", *yeast_like(), "synthetic stand-in of Yeast's shape (1,500 x 103, 14 labels, cardinality "
-             "4.2); the real Yeast is not available offline")]
-    # (model, row suffix, cutting-plane iterations, examples searched per iteration): HiGHS's
-    # constrained LPs make the angular search on the MRF far dearer, hence its smaller grid
-    models = [("full", ", pairwise MRF", *((8, 20) if mode == "quick" else (60, 40))),
-              (None, ", independent labels", *((20, 40) if mode == "quick" else (100, 160)))]
+             "4.2); the real Yeast is not available offline"),
+            ("RCV1", *rcv1_like(50, 1500), "synthetic stand-in of RCV1's shape reduced to 50 labels as the paper "
+             "does (1,500 examples, 5,000 sparse features of 47,236, about 60 nonzeros per row, 1,225 label "
+             "pairs); RCV1 is not available offline")]
+    # (model, row suffix, cutting-plane iterations, examples searched per iteration, the grid on the
+    # RCV1-shaped MRF): HiGHS's constrained LPs make the angular search on the MRF far dearer (about
+    # half a second a search over RCV1's 1,225 pairs), hence its smaller grids
+    models = [("full", ", pairwise MRF", *(((8, 20), (3, 4)) if mode == "quick" else ((60, 40), (30, 20)))),
+              (None, ", independent labels", *(((20, 40),) * 2 if mode == "quick" else ((100, 160),) * 2))]
     res = Outcome()
     ranks = {}
-    for edges, suffix, n_iter, per_iter in models:
+    grids = []
+    for edges, suffix, grid, rcv1_grid in models:
         for name, X, Y, prov in data:
+            n_iter, per_iter = rcv1_grid if name == "RCV1" else grid
+            grids.append(f"{name}{suffix} {n_iter} x {per_iter}")
             table = search_table(X, Y, n_iter, per_iter, edges=edges)
-            paper = PAPER_TABLE1["Yeast"]
+            paper = PAPER_TABLE1["RCV1" if name == "RCV1" else "Yeast"]
             for s_, (succ, queries, ms, exact) in table.items():
                 for col, ours, pub, unit in (("success", succ, paper[s_][0], "%"),
                                              ("queries per search", queries, paper[s_][1], ""),
@@ -411,8 +454,7 @@ def choi2016_table1(mode, out):
         + " bisecting and Sarawagi's, " + ("with the fewest queries" if b else "not with the fewest queries")
         for (name, suffix), (a, b) in ranks.items()) + (
         " (the paper, pairwise MRF: angular most successful with the fewest queries); searched at the "
-        "slack-rescaled cutting plane's weights, iterations x random examples: " + ", ".join(
-            f"{suffix.lstrip(', ')} {n_iter} x {per_iter}" for _, suffix, n_iter, per_iter in models) + "; "
+        "slack-rescaled cutting plane's weights, iterations x random examples: " + ", ".join(grids) + "; "
         "times: the angular search's constrained LPs by HiGHS on the MRF, microseconds on independent labels")
     return res
 
@@ -469,8 +511,11 @@ def choi2016_table2(mode, out):
     res.verdict = "holds" if worst <= 0.02 else "differs"
     res.why = ("slack minus margin rescaling (Acc, label loss, MiF1, MaF1): "
                + "; ".join(f"{n} " + ", ".join(f"{v:+.3f}" for v in d) for n, d in similar)
-               + " (the paper: within 0.015 on Yeast and RCV1); RCV1 (50 labels, 1,225 pairs) is not run: the LP "
-               "relaxation per oracle call makes it hours here")
+               + " (the paper: within 0.015 on Yeast and RCV1); RCV1 (50 labels, 1,225 pairs) is not run: on its "
+               "stand-in (choi2016-table1's, 1,500 examples) the pair potentials' unit features make every solver "
+               "crawl, e.g. the slack-rescaled cutting plane at C = 0.01 ends its 12th iteration (a minute) with "
+               "dual 0.03 against primal 181, BCFW-SR (bisecting) at C = 1 its 6th pass (93 s) with dual 14 "
+               "against block gaps of 1.1e4: hours per fit here")
     return res
 
 
@@ -1185,8 +1230,8 @@ def choi_thesis_4_5(mode, out):
     res.why = ("; ".join(f"{text} [{'holds' if ok else 'differs'}]" for ok, text in checks)
                + "; not available: Table 5.3's and 5.2's data sets (Bibtex, RCV1, Mediamill); on independent "
                "labels here: Tables 4.1/5.1 and Figures 4-7/4-8 (the pairwise MRF versions: choi2016-table1's MRF rows "
-               "and choi2016-fig4's MRF panel, on scene; the angular search's constrained LPs by HiGHS are too dear "
-               "for the RCV1-shaped MRF)")
+               "and choi2016-fig4's MRF panel, on scene; choi2016-table1's on the RCV1-shaped MRF too; training to "
+               "convergence on that MRF takes hours per fit here, see choi2016-table2)")
     res.notes = [
         "Table 4.1 repeats the paper's Table 1 and Table 4.2 its Table 2 (the same published numbers); Table 4.2's "
         "rows here are choi2016-table2's runs (its scene rows have no published column).",
@@ -1323,7 +1368,7 @@ def thesis_fig6_4(mode, out):
 
 
 EXPERIMENTS = {
-    "balamurugan-tab3-4": ("Balamurugan et al.: LSE-SDCD time and accuracy on OCR (Tables III-IV), Fig. 2",
+    "balamurugan-tab3-5": ("Balamurugan et al.: LSE-SDCD time and accuracy on OCR (Tables III-IV), LSE-SDCD vs SDM (Table V), Fig. 2",
                            balamurugan),
     "balamurugan-fig1": ("Balamurugan et al.: multiclass, LSE-SDCD vs the cutting plane (Figure 1)",
                          balamurugan_fig1),

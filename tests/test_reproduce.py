@@ -27,5 +27,5 @@ def test_quick_experiment_writes_records_and_report(tmp_path):
     assert ("scene, pairwise MRF: angular", "finds the exact maximum") not in cells
     report = (tmp_path / "report.md").read_text()
     assert "| choi2016-table1 |" in report and "| 22.4 % |" in report
-    assert "| balamurugan-tab3-4 |" in report and "not run" in report
+    assert "| balamurugan-tab3-5 |" in report and "not run" in report
     assert "not available" in report             # the published results no experiment covers yet
