@@ -40,7 +40,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
+DATA = Path(__file__).resolve().parent.parent / "data"
 BLOCK = 64
 
 
