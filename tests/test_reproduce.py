@@ -29,3 +29,14 @@ def test_quick_experiment_writes_records_and_report(tmp_path):
     assert "| choi2016-table1 |" in report and "| 22.4 % |" in report
     assert "| balamurugan-tab3-5 |" in report and "not run" in report
     assert "not available" in report             # the published results no experiment covers yet
+
+
+def test_benchmarks_read_data_inside_the_repository():
+    # a clean clone holds only the repository: the scripts reproduce.py runs read data/ there
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        import gdmm
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+    assert gdmm.DATA.resolve() == (ROOT / "data").resolve()
+    assert (gdmm.DATA / "ocr_letters.svm.gz").exists() and (gdmm.DATA / "ocr_letters.folds").exists()
