@@ -6,14 +6,15 @@ Catalyst acceleration of SDM (ssvmlinear.solvers.catalyst), on OCR letters (fold
 
 "accelerated" is the shipped default; "plain" is the same fit with the acceleration switched off
 (solvers.catalyst.CATALYST_SCALE = inf: SDM's type-I / type-II schedule and its KKT rule at tol 0.1 plus the
-1 % gap, as before). Both run max_iter passes at most (1000, the estimators' default). The two
-are interleaved within each repetition; seconds are medians of --reps wall-clock fit() times, the
+1 % gap, as before); --tol gives both an explicit tolerance (-e) instead. Both run max_iter passes
+at most (1000, the estimators' default). The two are interleaved within each repetition; seconds are medians of --reps wall-clock fit() times, the
 other columns come from the first repetition (the fits are deterministic). Relative gap =
 (objective_ - dual_objective_) / objective_, both of the original problem. Peak RSS of this
 process is printed at the end (the data is loaded once).
 
     python benchmarks/large_c.py                       # chains and multiclass, C = 0.01 .. 100
     python benchmarks/large_c.py --kinds chain --C 10 --reps 1
+    python benchmarks/large_c.py --kinds chain --C 10 --reps 1 --tol 0.1    # an explicit -e 0.1
 """
 import argparse
 import resource
@@ -29,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from ocr_chain import load_partition        # noqa: E402
 
 
-def fit(kind, C, data, accelerated, max_iter):
+def fit(kind, C, data, accelerated, max_iter, tol=None):
     from ssvmlinear import ChainSSVM, ConvergenceWarning, MulticlassSSVM
     from ssvmlinear.solvers import catalyst      # catalyst_kappa reads CATALYST_SCALE there at fit time
     Xtr, ytr, ltr, Xte, yte, lte = data
@@ -40,11 +41,11 @@ def fit(kind, C, data, accelerated, max_iter):
             warnings.simplefilter("ignore", ConvergenceWarning)
             t = time.perf_counter()
             if kind == "chain":
-                est = ChainSSVM(C=C, fit_intercept=False, max_iter=max_iter).fit(Xtr, ytr, ltr)
+                est = ChainSSVM(C=C, fit_intercept=False, max_iter=max_iter, tol=tol).fit(Xtr, ytr, ltr)
                 seconds = time.perf_counter() - t
                 acc = est.score(Xte, yte, lte)
             else:
-                est = MulticlassSSVM(C=C, fit_intercept=False, max_iter=max_iter).fit(Xtr, ytr)
+                est = MulticlassSSVM(C=C, fit_intercept=False, max_iter=max_iter, tol=tol).fit(Xtr, ytr)
                 seconds = time.perf_counter() - t
                 acc = est.score(Xte, yte)
     finally:
@@ -59,6 +60,7 @@ def main():
     ap.add_argument("--C", nargs="+", type=float, default=[0.01, 0.1, 1.0, 10.0, 100.0])
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--max-iter", type=int, default=1000)
+    ap.add_argument("--tol", type=float, help="an explicit tolerance (-e) instead of the default rule")
     args = ap.parse_args()
     from ssvmlinear.solvers.catalyst import CATALYST_SCALE
     data = load_partition("large")
@@ -76,7 +78,7 @@ def main():
             runs = {True: [], False: []}
             for _ in range(args.reps):
                 for accelerated in ((True, False) if kappa > 0 else (True,)):
-                    runs[accelerated].append(fit(kind, C, data, accelerated, args.max_iter))
+                    runs[accelerated].append(fit(kind, C, data, accelerated, args.max_iter, args.tol))
             for accelerated, rs in runs.items():
                 if not rs:
                     continue

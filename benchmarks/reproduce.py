@@ -637,7 +637,7 @@ def choi2016_fig4(mode, out):
     Y = np.asarray(Y.toarray() if hasattr(Y, "toarray") else Y, dtype=np.int32)
     Yt = np.asarray(Yt.toarray() if hasattr(Yt, "toarray") else Yt, dtype=np.int32)
     C, passes = 1.0, (100 if mode == "quick" else 500)
-    seconds = 20.0 if mode == "quick" else 120.0
+    seconds = 12.0 if mode == "quick" else 120.0
     base = "scene (real; 1,211 training and 1,196 test examples, 6 labels), C = 1"
     panels = [("full", "pairwise MRF: ", f"{base}, all 15 label pairs (the LP relaxation's oracles; objective and "
                f"MAP labels by enumeration of the 64 labelings), each run at most {seconds:.0f} s"),
@@ -837,11 +837,11 @@ def gdmm_fig3_multilabel(mode, out):
     import gdmm
     names = {"bcfw": "BCFW", "gdmm-sub": "GDMM-subFMO", "ssg": "SSG"}
     full = mode == "full"
-    seconds = 90.0 if full else 25.0
+    seconds = 90.0 if full else 15.0
     # (name, labels, training examples, test examples, published shape, objective measured)
-    sets = [("RCV1-regions-shaped", 228, 5000 if full else 1500, 1000,
+    sets = [("RCV1-regions-shaped", 228, 5000 if full else 800, 1000 if full else 400,
              "228 labels, 23,149 training examples, 47,236 features", True),
-            ("EUR-Lex-shaped", 410, 2500 if full else 800, 500, "410 labels (directory codes), 19,348 examples", False)]
+            ("EUR-Lex-shaped", 410, 2500 if full else 500, 500 if full else 300, "410 labels (directory codes), 19,348 examples", False)]
     res = Outcome()
     runs, lower = {}, []
     for data, K, n, n_test, shape, objective in sets:
@@ -1264,8 +1264,8 @@ def thesis_fig6_4(mode, out):
     from hierarchy_synthetic import SHARED
     full = mode == "full"
     # the stand-ins that fit the budget at the published size (quick: fewer rows, IPC's d cut)
-    standins = [("IPC", dict(n=75000 if full else 10000, d=228000 if full else 50000, n_inner=102, n_leaves=451)),
-                ("SWIKI d5", dict(n=41000 if full else 8000, d=1000, n_inner=294, n_leaves=1218, extra_parents=150,
+    standins = [("IPC", dict(n=75000 if full else 6000, d=228000 if full else 30000, n_inner=102, n_leaves=451)),
+                ("SWIKI d5", dict(n=41000 if full else 5000, d=1000, n_inner=294, n_leaves=1218, extra_parents=150,
                                   max_depth=5))]
     # C by hold-out on a subsample of the training rows (full); quick: one C
     grid, n_fit, n_holdout = ([0.1, 1.0, 10.0], 5000, 2500) if full else ([1.0], 0, 0)
