@@ -154,14 +154,15 @@ def balamurugan_fig1(mode, out):
     from ssvmlinear import MulticlassSSVM, load_svmlight_file
     from ssvmlinear.solvers import SDCD, CuttingPlane
     Xo, yo = load_svmlight_file(DATA / "ocr_letters_train.svm.gz", n_features=128)[:2]
-    scale = 1 if mode == "full" else 4
+    # quick: an eighth of the full run's Covertype rows and a quarter of Sector's
+    n_cov, n_sec = (581012 // 4, 6412) if mode == "full" else (581012 // 32, 6412 // 4)
     data = [
-        ("Covertype-shaped", *planted(581012 // (4 * scale), 54, 7, nnz=54, seed=1),
-         f"synthetic stand-in of Covertype's shape ({581012 // (4 * scale):,} of its 581,012 rows, 54 features, "
+        ("Covertype-shaped", *planted(n_cov, 54, 7, nnz=54, seed=1),
+         f"synthetic stand-in of Covertype's shape ({n_cov:,} of its 581,012 rows, 54 features, "
          "7 classes; dense rows); Covertype is not available offline"),
-        ("Sector-shaped", *planted(6412, 55197, 105, nnz=160, seed=2),
-         "synthetic stand-in of Sector's shape (6,412 x 55,197, 105 classes, 160 nonzeros per row); Sector is "
-         "not available offline"),
+        ("Sector-shaped", *planted(n_sec, 55197, 105, nnz=160, seed=2),
+         f"synthetic stand-in of Sector's shape ({n_sec:,} of its 6,412 rows x 55,197, 105 classes, 160 nonzeros "
+         "per row); Sector is not available offline"),
         ("OCR letters", Xo, yo, "OCR letters (real; 47,535 letters of folds 1-9, 128 features, 26 classes); not "
          "in the paper"),
     ]
