@@ -154,7 +154,8 @@ def balamurugan_fig1(mode, out):
     from ssvmlinear import MulticlassSSVM, load_svmlight_file
     from ssvmlinear.solvers import SDCD, CuttingPlane
     Xo, yo = load_svmlight_file(DATA / "ocr_letters_train.svm.gz", n_features=128)[:2]
-    # quick: an eighth of the full run's Covertype rows and a quarter of Sector's
+    # quick: an eighth of the full run's Covertype rows and a quarter of Sector's (Sector's cutting plane
+    # is most of this experiment's time; keeps reproduce.py --quick within 45 min on 2 cores)
     n_cov, n_sec = (581012 // 4, 6412) if mode == "full" else (581012 // 32, 6412 // 4)
     data = [
         ("Covertype-shaped", *planted(n_cov, 54, 7, nnz=54, seed=1),
