@@ -304,6 +304,42 @@ def test_constrained_lp_oracle_equals_an_independent_lp():
     assert seen[True] >= 10 and seen[False] >= 1
 
 
+@pytest.mark.parametrize("K", [3, 6])
+def test_constrained_oracle_by_maxflow_equals_highs(K):
+    """The constrained lambda-oracle in the kernel (support queries by max-flow in the plane of
+    (h, g)) against the same LP by HiGHS (lp.method "highs"): the same optimum value, the cone's
+    rows hold, and None exactly when HiGHS finds the cone empty. Random weights of both signs
+    make non-submodular pairs; cones from wide to thin, with and without the upper ray."""
+    from ssvmlinear.models.multilabel import PairwiseLP
+    rng = np.random.default_rng(K)
+    X, Y = random_multilabel(n=8, d=4, K=K, seed=K)
+    Y = np.asarray(Y.toarray() if hasattr(Y, "toarray") else Y, dtype=np.int32)
+    edges = np.array(list(itertools.combinations(range(K), 2)))
+    flow = RelaxedPairwiseMultiLabelStructure(CSRDataset(X, 1.0), Y, edges, False, PairwiseLP(K, edges))
+    highs = RelaxedPairwiseMultiLabelStructure(CSRDataset(X, 1.0), Y, edges, False,
+                                               PairwiseLP(K, edges, method="highs"))
+    seen = {True: 0, False: 0}
+    for trial in range(120):
+        w = rng.standard_normal(flow.n_weights) * rng.choice([0.1, 1.0, 5.0])
+        i = int(rng.integers(8))
+        lam, origin, scale = float(rng.uniform(0.1, 3)), float(rng.uniform(0, 2)), float(rng.uniform(0.5, 2))
+        beta = float(rng.uniform(0, 1.5) if trial % 2 else rng.uniform(1.5, 20.0))
+        alpha = float("inf") if trial % 4 == 0 else beta + float(rng.choice([0.01, 0.3, 2.0]))
+        got = flow.py_constrained_oracle(w, i, lam, alpha, beta, origin, scale)
+        ref = highs.py_constrained_oracle(w, i, lam, alpha, beta, origin, scale)
+        assert (got is None) == (ref is None)
+        seen[got is not None] += 1
+        if got is None:
+            continue
+        (_, m, g), (_, m_ref, g_ref) = got, ref
+        assert scale * m + lam * g == pytest.approx(scale * m_ref + lam * g_ref, rel=1e-6, abs=1e-6)
+        h = scale * m
+        assert g >= beta * (h + origin) - 1e-6
+        if np.isfinite(alpha):
+            assert g <= alpha * (h + origin) + 1e-6
+    assert seen[True] >= 30 and seen[False] >= 5
+
+
 def test_maxflow_lp_equals_highs():
     """Roof duality by max-flow solves the local-polytope LP exactly: its value equals HiGHS's on
     random graphs and objectives of both signs, its answer is in the polytope and half-integral;

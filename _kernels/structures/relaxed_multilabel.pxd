@@ -17,6 +17,12 @@ cdef class RelaxedPairwiseMultiLabelStructure(PairwiseMultiLabelStructure):
 
     cdef void _lp_oracle(self, const double *w, Py_ssize_t i, double lam, int *y_out, double *work) noexcept nogil
     cdef void _lp_objective(self, const double *w, Py_ssize_t i, double lam, double *c, double *work) noexcept nogil
+    cdef void _flow_support(self, double uH, double uG, double h0, double g0, double scale, double *x,
+                            double *z, double *work) noexcept nogil
+    cdef bint _flow_chord(self, double nH, double nG, double b, double h0, double g0, double scale,
+                          double *x_lo, double *z_lo, double *x_hi, double *z_hi, double *work) noexcept nogil
+    cdef int _flow_constrained(self, Py_ssize_t i, double h0, double g0, double lam, double alpha, double beta,
+                               double scale, int *y_out, double *work) noexcept nogil
 
     cdef void _encode(self, int *y) noexcept nogil
     cdef void _encode_many(self, int *labels, int n) noexcept nogil

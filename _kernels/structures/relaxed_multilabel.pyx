@@ -1,6 +1,7 @@
 # cython: language_level=3
 """The pairwise multi-label model with relaxed labels (marginals), as LP relaxations return them."""
-from libc.string cimport memmove
+from libc.math cimport fabs, INFINITY
+from libc.string cimport memcpy, memmove
 
 import numpy as np
 
@@ -24,8 +25,9 @@ cdef class RelaxedPairwiseMultiLabelStructure(PairwiseMultiLabelStructure):
 
     RelaxedPairwiseMultiLabelStructure(X, Y, edges, normalize_loss=False, lp=None): with lp (any
     graph of label pairs, e.g. all of them) the lambda-oracle is the LP relaxation over the local
-    polytope, lp(c) -> the marginals x (K + E) maximising c . x (ssvmlinear.multilabel.PairwiseLP,
-    HiGHS): it holds the GIL, and its fractional answers are the relaxed labels the solvers train
+    polytope, lp(c) -> the marginals x (K + E) maximising c . x (ssvmlinear.multilabel.PairwiseLP:
+    by max-flow in the kernel, without the GIL, when lp.method is "maxflow", else through lp,
+    holding the GIL), and its fractional answers are the relaxed labels the solvers train
     on; without lp the edges must form a forest and the oracles are its max-product."""
 
     def __init__(self, CSRDataset X, Y, edges, bint normalize_loss=False, lp=None):
@@ -251,7 +253,8 @@ cdef class RelaxedPairwiseMultiLabelStructure(PairwiseMultiLabelStructure):
         """The LP of _lp_oracle with the cone's two rows: h = scale m and g = Delta are linear in
         the LP's variables (m = c_f . x + const - f(y_i), g = c_g . x + const), so the cone
         alpha (h + origin) > g >= beta (h + origin) adds two linear inequalities (the strict one
-        by a margin of 1e-9 relative). Holds the GIL (HiGHS)."""
+        by a margin of 1e-9 relative). By max-flow in the kernel (_flow_constrained), else by
+        HiGHS (holds the GIL)."""
         cdef Py_ssize_t k, e, K = self.n_labels, E = self.n_edges
         cdef const int *yi = self._states(i)
         cdef const double *P = w + self.pair_off
@@ -264,6 +267,9 @@ cdef class RelaxedPairwiseMultiLabelStructure(PairwiseMultiLabelStructure):
             const_f += P[4 * e]
         for k in range(K):
             const_g += lw * yi[k]
+        if self.use_flow:
+            return self._flow_constrained(i, scale * (const_f - self.score(w, i, self.true_label(i))) + origin,
+                                          const_g, lam, alpha, beta, scale, y_out, work)
         with gil:
             try:
                 f_true = self.score(w, i, self.true_label(i))
@@ -290,14 +296,185 @@ cdef class RelaxedPairwiseMultiLabelStructure(PairwiseMultiLabelStructure):
                 self.n_lp_failures += 1
                 return 0
 
+    # The constrained LP by max-flow. Objective and cone read x only through z = (H, G) =
+    # (scale m + origin, Delta), linear in x, so they live in the plane: the local polytope's image
+    # there is a convex polygon Q whose support points (argmax of u . z) are one max-flow each.
+    # The optimum over Q cut by the cone's half-planes is Q's own maximiser when that is in the
+    # cone, else it lies on the line of a half-plane that maximiser violates: on that line, Q's
+    # chord (found by walking Q's boundary with support queries, as the convex hull search
+    # does) clipped by the other half-plane, at one of the clipped chord's ends. Its x is the
+    # convex combination of the chord ends' x, a point of the local polytope.
+
+    cdef void _flow_support(self, double uH, double uG, double h0, double g0, double scale, double *x,
+                            double *z, double *work) noexcept nogil:
+        """x = argmax over the local polytope of uH H + uG G; z = (H, G) of x. work: as in
+        _flow_constrained (cf at work + K, cg after it, then the LP objective, then the flow's)."""
+        cdef Py_ssize_t k, K = self.n_labels, E = self.n_edges
+        cdef const double *cf = work + K
+        cdef const double *cg = cf + K + E
+        cdef double *c = work + 2 * K + K + E      # then 8 vectors x, then the flow's
+        cdef double H = 0.0, G = 0.0
+        for k in range(K):
+            c[k] = uH * scale * cf[k] + uG * cg[k]
+        for k in range(K, K + E):
+            c[k] = uH * scale * cf[k]
+        flow_lp(K, E, &self.edges[0], c, &self.arc_head[0], &self.adj_ptr[0], &self.adj_arc[0], x,
+                 c + (K + E) * 9)
+        for k in range(K + E):
+            H += cf[k] * x[k]
+        for k in range(K):
+            G += cg[k] * x[k]
+        z[0] = scale * H + h0
+        z[1] = G + g0
+
+    cdef bint _flow_chord(self, double nH, double nG, double b, double h0, double g0, double scale,
+                          double *x_lo, double *z_lo, double *x_hi, double *z_hi, double *work) noexcept nogil:
+        """The chord of Q on the line nH H + nG G = b: its ends along r = (-nG, nH) (lowest, highest
+        r . z) with their x; False when the line misses Q."""
+        cdef Py_ssize_t L = self.n_labels + self.n_edges, k, step, end
+        cdef double *xp = work + 2 * self.n_labels + 2 * L      # after cf, cg, the LP objective
+        cdef double *xm = xp + L
+        cdef double *xa = xm + L
+        cdef double *xb = xa + L
+        cdef double *xq = xb + L
+        cdef double *tmp
+        cdef double zp[2]
+        cdef double zm[2]
+        cdef double za[2]
+        cdef double zb[2]
+        cdef double zq[2]
+        cdef double sp, sm, sa, sb, sq, uH, uG, theta, sigma, tol, tol_u
+        cdef double *x_out
+        cdef double *z_out
+        self._flow_support(nH, nG, h0, g0, scale, xp, zp, work)
+        sp = nH * zp[0] + nG * zp[1] - b
+        tol = 1e-10 * (1.0 + fabs(b) + fabs(nH * zp[0]) + fabs(nG * zp[1]))
+        if sp < -tol:
+            return False
+        self._flow_support(-nH, -nG, h0, g0, scale, xm, zm, work)
+        sm = nH * zm[0] + nG * zm[1] - b
+        if sm > tol:
+            return False
+        for end in range(2):            # the highest end, then the lowest
+            sigma = 1.0 - 2.0 * end
+            x_out = x_hi if end == 0 else x_lo
+            z_out = z_hi if end == 0 else z_lo
+            if sp - sm <= tol:          # Q lies on the line: its ends along r
+                self._flow_support(-sigma * nG, sigma * nH, h0, g0, scale, x_out, z_out, work)
+                continue
+            memcpy(xa, xp, L * sizeof(double))
+            memcpy(xb, xm, L * sizeof(double))
+            za[0], za[1], sa, zb[0], zb[1], sb = zp[0], zp[1], sp, zm[0], zm[1], sm
+            for step in range(64):      # a guard: each step finds a new vertex of Q
+                uH, uG = za[1] - zb[1], zb[0] - za[0]       # normal of the segment ab, along sigma r
+                if sigma * (-uH * nG + uG * nH) < 0.0:
+                    uH, uG = -uH, -uG
+                self._flow_support(uH, uG, h0, g0, scale, xq, zq, work)
+                tol_u = 1e-10 * (1.0 + fabs(uH * za[0]) + fabs(uG * za[1]))
+                if uH * zq[0] + uG * zq[1] <= uH * za[0] + uG * za[1] + tol_u:
+                    break               # ab is an edge of Q
+                sq = nH * zq[0] + nG * zq[1] - b
+                if sq >= 0.0:
+                    tmp = xa
+                    xa = xq
+                    xq = tmp
+                    za[0], za[1], sa = zq[0], zq[1], sq
+                else:
+                    tmp = xb
+                    xb = xq
+                    xq = tmp
+                    zb[0], zb[1], sb = zq[0], zq[1], sq
+            theta = sa / (sa - sb) if sa - sb > 0.0 else 0.0
+            theta = min(max(theta, 0.0), 1.0)
+            for k in range(L):
+                x_out[k] = xa[k] + theta * (xb[k] - xa[k])
+            z_out[0] = za[0] + theta * (zb[0] - za[0])
+            z_out[1] = za[1] + theta * (zb[1] - za[1])
+        return True
+
+    cdef int _flow_constrained(self, Py_ssize_t i, double h0, double g0, double lam, double alpha, double beta,
+                               double scale, int *y_out, double *work) noexcept nogil:
+        """constrained_oracle by max-flow (see above): H = scale cf . x + h0, G = cg . x + g0, cf at
+        work + K (written by _lp_objective). Returns 1 (y_out written) or 0 (the cone misses Q).
+        work: cf, cg (K), the LP objective, 8 vectors x, then the flow's (workspace_size)."""
+        cdef Py_ssize_t K = self.n_labels, E = self.n_edges, L = K + E, k, j, r, cand
+        cdef const int *yi = self._states(i)
+        cdef double lw = self._loss_weight()
+        cdef double *cg = work + K + L
+        cdef double *xbest = work + 2 * K + 7 * L
+        cdef double *x_lo = xbest + L
+        cdef double *x_hi = x_lo + L
+        cdef double zb[2]
+        cdef double z_lo[2]
+        cdef double z_hi[2]
+        cdef double z[2]
+        cdef double nH[2]
+        cdef double nG[2]
+        cdef double b[2]
+        cdef double best = -INFINITY, v, theta, s_lo, s_hi, sj
+        cdef int n_rows = 0, other
+        cdef bint found = False, feasible
+        for k in range(K):
+            cg[k] = lw * (1.0 - 2.0 * yi[k])
+        if alpha != INFINITY:           # alpha H - G >= margin (the strict ray)
+            nH[0], nG[0], b[0] = alpha, -1.0, 1e-9 * (1.0 + fabs(g0) + fabs(alpha * h0))
+            n_rows = 1
+        nH[n_rows], nG[n_rows], b[n_rows] = -beta, 1.0, 0.0      # G - beta H >= 0
+        n_rows += 1
+        self._flow_support(1.0, lam, h0, g0, scale, xbest, zb, work)
+        found = True
+        for r in range(n_rows):
+            if nH[r] * zb[0] + nG[r] * zb[1] - b[r] < -1e-10 * (1.0 + fabs(b[r]) + fabs(nH[r] * zb[0]) + fabs(zb[1])):
+                found = False
+        for j in range(n_rows):
+            if found:
+                break                   # Q's maximiser is in the cone
+            sj = nH[j] * zb[0] + nG[j] * zb[1] - b[j]
+            if sj >= -1e-10 * (1.0 + fabs(b[j]) + fabs(nH[j] * zb[0]) + fabs(zb[1])):
+                continue                # the optimum is on the line of a half-plane zb violates
+            if not self._flow_chord(nH[j], nG[j], b[j], h0, g0, scale, x_lo, z_lo, x_hi, z_hi, work):
+                continue
+            other = <int> (1 - j) if n_rows == 2 else -1
+            for cand in range(3):       # the chord's ends, and where the other line crosses it
+                if cand < 2:
+                    theta = cand
+                else:
+                    if other < 0:
+                        break
+                    s_lo = nH[other] * z_lo[0] + nG[other] * z_lo[1] - b[other]
+                    s_hi = nH[other] * z_hi[0] + nG[other] * z_hi[1] - b[other]
+                    if (s_lo < 0.0) == (s_hi < 0.0):
+                        break
+                    theta = s_lo / (s_lo - s_hi)
+                z[0] = z_lo[0] + theta * (z_hi[0] - z_lo[0])
+                z[1] = z_lo[1] + theta * (z_hi[1] - z_lo[1])
+                feasible = True
+                for r in range(n_rows):
+                    if nH[r] * z[0] + nG[r] * z[1] - b[r] < -1e-10 * (1.0 + fabs(b[r]) + fabs(nH[r] * z[0]) + fabs(z[1])):
+                        feasible = False
+                v = z[0] + lam * z[1]
+                if feasible and v > best:
+                    best = v
+                    for k in range(L):
+                        xbest[k] = x_lo[k] + theta * (x_hi[k] - x_lo[k])
+            if best > -INFINITY:
+                found = True
+        if not found:
+            return 0
+        for k in range(L):
+            v = min(max(xbest[k], 0.0), 1.0)
+            y_out[k] = <int> (v * MARGINAL_ONE + 0.5)
+        return 1
+
     cdef int n_loss_levels(self, Py_ssize_t i) noexcept nogil:
         return 0 if self.lp is not None else PairwiseMultiLabelStructure.n_loss_levels(self, i)
 
     cdef Py_ssize_t workspace_size(self) noexcept nogil:
         cdef Py_ssize_t a = PairwiseMultiLabelStructure.workspace_size(self)
-        # the LP oracle's: unary scores, objective, x, then the flow's capacities and node arrays
-        cdef Py_ssize_t b = 3 * (self.n_labels + self.n_edges) + 2 * (4 * self.n_labels + 4 * self.n_edges) \
-            + 3 * (2 * self.n_labels + 2)
+        # the LP oracles': unary scores, cf, cg, objective, 8 vectors x (the constrained oracle's),
+        # then the flow's capacities and node arrays
+        cdef Py_ssize_t b = 2 * self.n_labels + 10 * (self.n_labels + self.n_edges) \
+            + 2 * (4 * self.n_labels + 4 * self.n_edges) + 3 * (2 * self.n_labels + 2)
         return a if a > b else b
 
     cdef void loss_indexed_oracle(self, const double *w, Py_ssize_t i, double *best_m, int *labels,

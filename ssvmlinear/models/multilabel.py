@@ -394,8 +394,10 @@ class PairwiseLP:
     x_ab <= x_a, x_ab <= x_b, x_a + x_b - x_ab <= 1, 0 <= x <= 1. method="maxflow" (default):
     roof duality by one max-flow on 2K + 2 nodes, exact for this LP, in the kernel without the GIL
     (the structure's oracle calls it directly); method="highs": HiGHS through scipy's linprog
-    (constraints built once), the reference. constrained(c, rows, lower) (the angular search's
-    cones) always uses HiGHS; integer(c): the same in 0/1 (scipy's milp), exact MAP for prediction."""
+    (constraints built once), the reference. constrained(c, rows, lower): the LP with extra rows by
+    HiGHS (the structure's constrained oracle under method="highs"; under "maxflow" the kernel
+    answers the angular search's cones by max-flow support queries); integer(c): the same in 0/1
+    (scipy's milp), exact MAP for prediction."""
 
     def __init__(self, K, edges, method="maxflow"):
         import scipy.sparse as sp
