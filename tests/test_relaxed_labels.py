@@ -284,6 +284,9 @@ def test_constrained_lp_oracle_equals_an_independent_lp():
         if np.isfinite(alpha):
             Aub.append(-(alpha * scale * cf - cg))
             bub.append(-(yb.sum() - alpha * h0) - 1e-9 * (1 + yb.sum() + abs(alpha * h0)))
+        else:                                    # the initial right angle: h + origin > 0
+            Aub.append(-scale * cf)
+            bub.append(h0 - 1e-9 * (1 + abs(h0)))
         Aub.append(-(cg - beta * scale * cf))
         bub.append(-(beta * h0 - yb.sum()))
         res = linprog(-(scale * cf + lam * cg), A_ub=np.array(Aub), b_ub=bub, A_eq=np.array(Aeq), b_eq=beq,
@@ -298,7 +301,7 @@ def test_constrained_lp_oracle_equals_an_independent_lp():
         ref = -res.fun + lam * yb.sum() - scale * f_true       # max of scale m + lam g
         assert scale * m + lam * g == pytest.approx(ref, abs=1e-5)
         h = scale * m
-        assert g >= beta * (h + origin) - 1e-5
+        assert g >= beta * (h + origin) - 1e-5 and h + origin > -1e-5
         if np.isfinite(alpha):
             assert g <= alpha * (h + origin) + 1e-5
     assert seen[True] >= 10 and seen[False] >= 1
@@ -334,10 +337,41 @@ def test_constrained_oracle_by_maxflow_equals_highs(K):
         (_, m, g), (_, m_ref, g_ref) = got, ref
         assert scale * m + lam * g == pytest.approx(scale * m_ref + lam * g_ref, rel=1e-6, abs=1e-6)
         h = scale * m
-        assert g >= beta * (h + origin) - 1e-6
+        assert g >= beta * (h + origin) - 1e-6 and h + origin > -1e-6
         if np.isfinite(alpha):
             assert g <= alpha * (h + origin) + 1e-6
     assert seen[True] >= 30 and seen[False] >= 5
+
+
+def test_angular_search_on_a_loopy_mrf_finds_the_slack_maximum():
+    """Slack rescaling's most violating relaxed label on a loopy MRF: the angular search (exact,
+    ratio 1) reaches the maximum of Delta (1 + m) over the local polytope's image in the (m, Delta)
+    plane, found by brute force: that image's upper-right boundary from lambda-oracles on a fine
+    grid, the product maximised in closed form along each of its edges."""
+    from ssvmlinear._kernels.search import StructureOracle
+    from ssvmlinear.models.multilabel import PairwiseLP
+    K = 6
+    X, Y = random_multilabel(n=10, d=4, K=K, seed=3)
+    Y = np.asarray(Y.toarray() if hasattr(Y, "toarray") else Y, dtype=np.int32)
+    edges = np.array(list(itertools.combinations(range(K), 2)))
+    st = RelaxedPairwiseMultiLabelStructure(CSRDataset(X, 1.0), Y, edges, False, PairwiseLP(K, edges))
+    orc = StructureOracle(st, capacity=408)
+    rng = np.random.default_rng(1)
+    for trial in range(12):
+        w = rng.standard_normal(st.n_weights) * (0.3 if trial % 2 else 1.5)
+        i = trial % 10
+        pts = [st.py_oracle(w, i, lam)[1:] for lam in np.concatenate([[0.0], np.geomspace(1e-4, 1e4, 600)])]
+        pts = np.unique(np.round(np.array(pts), 12), axis=0)
+        pts = pts[np.argsort(pts[:, 1])]                       # (m, Delta) by Delta
+        best = max(0.0, float(np.max(pts[:, 1] * (1 + pts[:, 0]))))
+        for (m0, d0), (m1, d1) in zip(pts[:-1], pts[1:]):      # (d0 + t dd)(1 + m0 + t dm) on [0, 1]
+            dd, dm = d1 - d0, m1 - m0
+            a, b = dd * dm, dd * (1 + m0) + d0 * dm
+            if a < 0 and 0 < -b / (2 * a) < 1:
+                t = -b / (2 * a)
+                best = max(best, (d0 + t * dd) * (1 + m0 + t * dm))
+        got = orc.run(w, i, "slack", "angular", ratio=1.0, max_calls=200)["value"]
+        assert got == pytest.approx(best, rel=1e-4, abs=1e-6)
 
 
 def test_maxflow_lp_equals_highs():

@@ -88,7 +88,8 @@ cdef class Structure:
     # The constrained lambda-oracle of the angular search for structures without loss levels
     # (relaxed labels: an LP with the cone's two constraints): y_out = argmax scale m(y) + lam
     # Delta(y) over labels with alpha (scale m(y) + origin) > Delta(y) >= beta (scale m(y) +
-    # origin) (alpha = inf: no upper ray). Returns 1 (y_out written), 0 (no label in the cone),
+    # origin) (alpha = inf: no upper ray, scale m(y) + origin > 0 instead, as cone_admits in
+    # search.pyx). Returns 1 (y_out written), 0 (no label in the cone),
     # -2 (not available: the default).
     cdef int constrained_oracle(self, const double *w, Py_ssize_t i, double lam, double alpha, double beta,
                                 double origin, double scale, int *y_out, double *work) noexcept nogil

@@ -253,7 +253,7 @@ cdef class RelaxedPairwiseMultiLabelStructure(PairwiseMultiLabelStructure):
         """The LP of _lp_oracle with the cone's two rows: h = scale m and g = Delta are linear in
         the LP's variables (m = c_f . x + const - f(y_i), g = c_g . x + const), so the cone
         alpha (h + origin) > g >= beta (h + origin) adds two linear inequalities (the strict one
-        by a margin of 1e-9 relative). By max-flow in the kernel (_flow_constrained), else by
+        by a margin of 1e-9 relative; alpha = inf: h + origin > 0 instead). By max-flow in the kernel (_flow_constrained), else by
         HiGHS (holds the GIL)."""
         cdef Py_ssize_t k, e, K = self.n_labels, E = self.n_edges
         cdef const int *yi = self._states(i)
@@ -282,6 +282,9 @@ cdef class RelaxedPairwiseMultiLabelStructure(PairwiseMultiLabelStructure):
                 if alpha != float("inf"):                      # alpha (h + origin) - g >= eps
                     rows.append(alpha * scale * cfv - cg)
                     lbs.append(const_g - alpha * h0 + 1e-9 * (1.0 + abs(const_g) + abs(alpha * h0)))
+                else:                                          # h + origin >= eps
+                    rows.append(scale * cfv)
+                    lbs.append(-h0 + 1e-9 * (1.0 + abs(h0)))
                 rows.append(cg - beta * scale * cfv)           # g - beta (h + origin) >= 0
                 lbs.append(beta * h0 - const_g)
                 x = self.lp.constrained(scale * cfv + lam * cg, np.array(rows), np.array(lbs))
@@ -418,9 +421,10 @@ cdef class RelaxedPairwiseMultiLabelStructure(PairwiseMultiLabelStructure):
             cg[k] = lw * (1.0 - 2.0 * yi[k])
         if alpha != INFINITY:           # alpha H - G >= margin (the strict ray)
             nH[0], nG[0], b[0] = alpha, -1.0, 1e-9 * (1.0 + fabs(g0) + fabs(alpha * h0))
-            n_rows = 1
-        nH[n_rows], nG[n_rows], b[n_rows] = -beta, 1.0, 0.0      # G - beta H >= 0
-        n_rows += 1
+        else:                           # H >= margin (the initial right angle's H > 0)
+            nH[0], nG[0], b[0] = 1.0, 0.0, 1e-9 * (1.0 + fabs(h0))
+        nH[1], nG[1], b[1] = -beta, 1.0, 0.0      # G - beta H >= 0
+        n_rows = 2
         self._flow_support(1.0, lam, h0, g0, scale, xbest, zb, work)
         found = True
         for r in range(n_rows):
