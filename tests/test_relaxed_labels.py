@@ -325,7 +325,8 @@ def test_constrained_oracle_by_maxflow_equals_highs(K):
     for trial in range(120):
         w = rng.standard_normal(flow.n_weights) * rng.choice([0.1, 1.0, 5.0])
         i = int(rng.integers(8))
-        lam, origin, scale = float(rng.uniform(0.1, 3)), float(rng.uniform(0, 2)), float(rng.uniform(0.5, 2))
+        lam, scale = float(rng.uniform(0.1, 3)), float(rng.uniform(0.5, 2))
+        origin = float(rng.uniform(0, 2) if trial % 3 else rng.uniform(-3, 0))     # Q's maximiser left of it too
         beta = float(rng.uniform(0, 1.5) if trial % 2 else rng.uniform(1.5, 20.0))
         alpha = float("inf") if trial % 4 == 0 else beta + float(rng.choice([0.01, 0.3, 2.0]))
         got = flow.py_constrained_oracle(w, i, lam, alpha, beta, origin, scale)

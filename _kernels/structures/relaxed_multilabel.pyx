@@ -16,6 +16,11 @@ from ssvmlinear._kernels.maxflow cimport flow_lp
 from ssvmlinear._kernels.maxflow import flow_topology
 
 
+cdef inline bint outside(double nH, double nG, double b, const double *z) noexcept nogil:
+    """Whether z = (H, G) violates nH H + nG G >= b by more than rounding (1e-10 relative)."""
+    return nH * z[0] + nG * z[1] - b < -1e-10 * (1.0 + fabs(b) + fabs(nH * z[0]) + fabs(nG * z[1]))
+
+
 cdef class RelaxedPairwiseMultiLabelStructure(PairwiseMultiLabelStructure):
     """The pairwise multi-label model on a forest with relaxed labels (relaxed_multilabel.pxd): a label is
     K + E ints, P(y_k = 1) for each label then P(y_a = 1, y_b = 1) for each edge, in units of
@@ -253,8 +258,8 @@ cdef class RelaxedPairwiseMultiLabelStructure(PairwiseMultiLabelStructure):
         """The LP of _lp_oracle with the cone's two rows: h = scale m and g = Delta are linear in
         the LP's variables (m = c_f . x + const - f(y_i), g = c_g . x + const), so the cone
         alpha (h + origin) > g >= beta (h + origin) adds two linear inequalities (the strict one
-        by a margin of 1e-9 relative; alpha = inf: h + origin > 0 instead). By max-flow in the kernel (_flow_constrained), else by
-        HiGHS (holds the GIL)."""
+        by a margin of 1e-9 relative; alpha = inf: h + origin > 0 instead). By max-flow in the
+        kernel (_flow_constrained), else by HiGHS (holds the GIL)."""
         cdef Py_ssize_t k, e, K = self.n_labels, E = self.n_edges
         cdef const int *yi = self._states(i)
         cdef const double *P = w + self.pair_off
@@ -400,7 +405,7 @@ cdef class RelaxedPairwiseMultiLabelStructure(PairwiseMultiLabelStructure):
         """constrained_oracle by max-flow (see above): H = scale cf . x + h0, G = cg . x + g0, cf at
         work + K (written by _lp_objective). Returns 1 (y_out written) or 0 (the cone misses Q).
         work: cf, cg (K), the LP objective, 8 vectors x, then the flow's (workspace_size)."""
-        cdef Py_ssize_t K = self.n_labels, E = self.n_edges, L = K + E, k, j, r, cand
+        cdef Py_ssize_t K = self.n_labels, E = self.n_edges, L = K + E, k, j, cand
         cdef const int *yi = self._states(i)
         cdef double lw = self._loss_weight()
         cdef double *cg = work + K + L
@@ -411,12 +416,10 @@ cdef class RelaxedPairwiseMultiLabelStructure(PairwiseMultiLabelStructure):
         cdef double z_lo[2]
         cdef double z_hi[2]
         cdef double z[2]
-        cdef double nH[2]
+        cdef double nH[2]           # the cone's half-planes nH H + nG G >= b
         cdef double nG[2]
         cdef double b[2]
-        cdef double best = -INFINITY, v, theta, s_lo, s_hi, sj
-        cdef int n_rows = 0, other
-        cdef bint found = False, feasible
+        cdef double best = -INFINITY, v, theta, s_lo, s_hi
         for k in range(K):
             cg[k] = lw * (1.0 - 2.0 * yi[k])
         if alpha != INFINITY:           # alpha H - G >= margin (the strict ray)
@@ -424,46 +427,32 @@ cdef class RelaxedPairwiseMultiLabelStructure(PairwiseMultiLabelStructure):
         else:                           # H >= margin (the initial right angle's H > 0)
             nH[0], nG[0], b[0] = 1.0, 0.0, 1e-9 * (1.0 + fabs(h0))
         nH[1], nG[1], b[1] = -beta, 1.0, 0.0      # G - beta H >= 0
-        n_rows = 2
         self._flow_support(1.0, lam, h0, g0, scale, xbest, zb, work)
-        found = True
-        for r in range(n_rows):
-            if nH[r] * zb[0] + nG[r] * zb[1] - b[r] < -1e-10 * (1.0 + fabs(b[r]) + fabs(nH[r] * zb[0]) + fabs(zb[1])):
-                found = False
-        for j in range(n_rows):
-            if found:
-                break                   # Q's maximiser is in the cone
-            sj = nH[j] * zb[0] + nG[j] * zb[1] - b[j]
-            if sj >= -1e-10 * (1.0 + fabs(b[j]) + fabs(nH[j] * zb[0]) + fabs(zb[1])):
-                continue                # the optimum is on the line of a half-plane zb violates
-            if not self._flow_chord(nH[j], nG[j], b[j], h0, g0, scale, x_lo, z_lo, x_hi, z_hi, work):
-                continue
-            other = <int> (1 - j) if n_rows == 2 else -1
-            for cand in range(3):       # the chord's ends, and where the other line crosses it
-                if cand < 2:
-                    theta = cand
-                else:
-                    if other < 0:
-                        break
-                    s_lo = nH[other] * z_lo[0] + nG[other] * z_lo[1] - b[other]
-                    s_hi = nH[other] * z_hi[0] + nG[other] * z_hi[1] - b[other]
-                    if (s_lo < 0.0) == (s_hi < 0.0):
-                        break
-                    theta = s_lo / (s_lo - s_hi)
-                z[0] = z_lo[0] + theta * (z_hi[0] - z_lo[0])
-                z[1] = z_lo[1] + theta * (z_hi[1] - z_lo[1])
-                feasible = True
-                for r in range(n_rows):
-                    if nH[r] * z[0] + nG[r] * z[1] - b[r] < -1e-10 * (1.0 + fabs(b[r]) + fabs(nH[r] * z[0]) + fabs(z[1])):
-                        feasible = False
-                v = z[0] + lam * z[1]
-                if feasible and v > best:
-                    best = v
-                    for k in range(L):
-                        xbest[k] = x_lo[k] + theta * (x_hi[k] - x_lo[k])
-            if best > -INFINITY:
-                found = True
-        if not found:
+        if not (outside(nH[0], nG[0], b[0], zb) or outside(nH[1], nG[1], b[1], zb)):
+            best = zb[0] + lam * zb[1]  # Q's maximiser is in the cone
+        else:
+            for j in range(2):          # the optimum is on the line of a half-plane zb violates
+                if not outside(nH[j], nG[j], b[j], zb):
+                    continue
+                if not self._flow_chord(nH[j], nG[j], b[j], h0, g0, scale, x_lo, z_lo, x_hi, z_hi, work):
+                    continue
+                for cand in range(3):   # the chord's ends, and where the other line crosses it
+                    if cand < 2:
+                        theta = cand
+                    else:
+                        s_lo = nH[1 - j] * z_lo[0] + nG[1 - j] * z_lo[1] - b[1 - j]
+                        s_hi = nH[1 - j] * z_hi[0] + nG[1 - j] * z_hi[1] - b[1 - j]
+                        if (s_lo < 0.0) == (s_hi < 0.0):
+                            break
+                        theta = s_lo / (s_lo - s_hi)
+                    z[0] = z_lo[0] + theta * (z_hi[0] - z_lo[0])
+                    z[1] = z_lo[1] + theta * (z_hi[1] - z_lo[1])
+                    v = z[0] + lam * z[1]
+                    if v > best and not (outside(nH[0], nG[0], b[0], z) or outside(nH[1], nG[1], b[1], z)):
+                        best = v
+                        for k in range(L):
+                            xbest[k] = x_lo[k] + theta * (x_hi[k] - x_lo[k])
+        if best == -INFINITY:
             return 0
         for k in range(L):
             v = min(max(xbest[k], 0.0), 1.0)
