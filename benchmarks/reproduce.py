@@ -529,7 +529,7 @@ def choi2016_table2(mode, out):
                "stand-in (choi2016-table1's, 1,500 examples) the pair potentials' unit indicator features, beside "
                "unit-norm rows, keep the solvers' steps tiny: after their first minutes the slack-rescaled cutting "
                "plane's and BCFW-SR's duals are still three orders of magnitude below the primal, so a fit takes "
-               "hours here")
+               "hours on two cores")
     return res
 
 
@@ -1234,8 +1234,8 @@ def choi_thesis_4_5(mode, out):
                                 ("chosen C, loss", f"{C:g}, {loss}", "")):
             res.records.append(Record(eid, "Choi2018 Table 5.3 (protocol on scene)", f"scene: {model}", col, ours,
                                       None, unit, prov))
-    not_here = ("not run: the data set is not available offline, and an LP relaxation over all of its label pairs "
-                "per oracle call is out of this machine's reach")
+    not_here = ("not run: the data set is not available offline, and its 5,050-12,561 label pairs make every oracle "
+                "call an LP relaxation of that size")
     for model, cells in THESIS_TABLE5_3.items():
         for (data, measure), pub in cells.items():
             res.records.append(Record(eid, "Choi2018 Table 5.3", f"{data}: {model}", measure, None, pub, "", not_here))
@@ -1271,7 +1271,7 @@ def choi_thesis_4_5(mode, out):
                + "; not available: Table 5.3's and 5.2's data sets (Bibtex, RCV1, Mediamill); Table 4.1 here on "
                "independent labels (its pairwise MRF version: choi2016-table1's MRF rows, on scene and the Yeast- and "
                "RCV1-shaped MRFs); Figures 4-7/4-8 on the RCV1-shaped MRF not run: its slack-rescaled objective needs "
-               "the maximum over 2^50 labelings, and training to convergence on that MRF takes hours per fit here "
+               "the maximum over 2^50 labelings, and training to convergence on that MRF takes hours per fit on two cores "
                "(see choi2016-table2)")
     res.notes = [
         "Table 4.1 repeats the paper's Table 1 and Table 4.2 its Table 2 (the same published numbers); Table 4.2's "
