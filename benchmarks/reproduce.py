@@ -560,9 +560,8 @@ def curves(est, X, Y, Xt, Yt, C, seconds=None):
     """Fits est with a callback keeping every step's weights (stopping after `seconds` when given);
     returns (seconds, exact slack-rescaled primal, test Hamming accuracy) per step, measured after
     the fit: with the exact search on independent labels, by enumeration on a pairwise MRF."""
-    from ssvmlinear.solvers.cutting_plane import loss_measure
     from ssvmlinear.models.multilabel import _fit_edges
-    from ssvmlinear.surrogates import parse_surrogate
+    from ssvmlinear.search import SearchSetup
     weights, start = [], time.perf_counter()
 
     def keep(e):
@@ -574,7 +573,7 @@ def curves(est, X, Y, Xt, Yt, C, seconds=None):
         est.fit(X, Y)
     obj, acc = [], []
     if est.edges is None:
-        loss = loss_measure(multilabel_structure(X, Y), np.full(X.shape[0], C), parse_surrogate("slack"), 50)
+        loss = SearchSetup.of("slack", "exact").measure(multilabel_structure(X, Y), np.full(X.shape[0], C))
         for w in weights:
             obj.append(0.5 * float(w @ w) + loss(w))
             acc.append(float(np.mean((Xt @ w.reshape(X.shape[1], -1) > 0).astype(int) == Yt)))

@@ -19,14 +19,26 @@ convex hull of the labels' (m, delta) points; may be a convex combination of two
 lambda on a bound tied to the example's slack, here the lambda = 1 oracle's violation). The
 solvers additionally offer ``exact`` (loss-indexed enumeration) and ``hull-integral`` (Alg. 4 with
 the ban list and k-best oracle), which need structure oracles.
+
+This module is also the one home of the searches' set-up for the solvers: which searches exist
+(METHODS), which (surrogate, search) pairs a solver trains (surrogate_problem), what a structure
+must offer for a search (structure_problem), and how a fit's objective is measured
+(SearchSetup.measure): every solver and the conformance matrix read it.
 """
 from collections import namedtuple
 
-from ssvmlinear._kernels import search as _search
 from ssvmlinear.surrogates import parse_surrogate
 
 METHODS = {"none": 0, "exact": 1, "binary": 2, "bisecting": 3, "angular": 4, "hull": 5,
            "hull-integral": 6, "sarawagi": 7}
+# the searches that return one label (a corner of the dual): all but the hull's relaxation
+LABEL_SEARCHES = tuple(m for m in METHODS if m != "hull")
+# surrogates psi(m, Delta) = b(Delta) + s(Delta) m, whose labels are fixed corners of the dual
+LINEAR_SURROGATES = ("margin", "slack", "beta", "generalized")
+# The angular search stops once its incumbent is within this factor of its bound (the paper's).
+ANGULAR_RATIO = 0.999
+# A solver's search makes at most this many oracle calls.
+MAX_CALLS = 50
 
 SearchResult = namedtuple("SearchResult", "value labels weights n_calls h g")
 SearchResult.__doc__ = ("value: the surrogate's value attained; labels/weights: one label with "
@@ -63,7 +75,119 @@ def maximize(loss, oracle, method="hull", constrained_oracle=None, max_calls=Non
         max_calls = 200
     if not 0.0 < ratio <= 1.0:
         raise ValueError(f"ratio must lie in (0, 1], got {ratio!r}")
+    from ssvmlinear._kernels import search as _search
     po = _search.PyOracle(oracle, constrained_oracle, capacity=max(2 * int(max_calls) + 8, 16))
     value, h, g, parts, n_calls = po.run(sur.kind, sur.alpha, sur.beta, meth, float(lam0),
                                          float(ratio), int(max_calls))
     return SearchResult(value, [p[0] for p in parts], [p[1] for p in parts], n_calls, h, g)
+
+
+# ------------------------------------------------------------------ the solvers' set-up
+
+def surrogate_problem(loss, search, convex=False, linear=False):
+    """An error message when a search-based solver does not train `loss` with `search`, else
+    None. convex: the solver needs a surrogate convex in the margin (the cutting plane, BCFW);
+    linear: one linear in the margin whose labels are corners of the dual (BCFW)."""
+    if loss == "lse":
+        return "loss='lse' is trained by solver='sdcd' or 'cutting-plane'"
+    try:
+        sur = parse_surrogate(loss)
+    except ValueError as e:
+        return str(e)
+    if convex and sur.name == "probloss":
+        return ("the cutting plane and BCFW need a surrogate convex in the margin; 'probloss' is not (use "
+                "'probloss-convex' or solver='pegasos')")
+    if linear and sur.name not in LINEAR_SURROGATES:
+        return (f"BCFW trains margin rescaling and the surrogates linear in the margin (slack, beta:B, "
+                f"generalized:A,B); got loss={loss!r} (use solver='pegasos' or 'cutting-plane')")
+    if sur.name == "margin":
+        return None
+    if search == "sarawagi" and sur.name != "slack":
+        return f"search='sarawagi' maximises slack rescaling only (loss='slack'); got loss={loss!r}"
+    if sur.name == "microf1" and search not in ("exact", "hull"):
+        return (f"loss='microf1' is searched with search='hull' or 'exact' (its g = -(|y| + |y_i|) is "
+                f"negative); got search={search!r}")
+    return None
+
+
+def _structure_name(structure):
+    return getattr(structure, "description", None) or type(structure).__name__
+
+
+def structure_problem(structure, loss, search):
+    """An error message when `structure` lacks what `search` needs for `loss`, else None: the
+    exact search enumerates loss values (a loss-indexed oracle), hull-integral asks for the k best
+    labels, the angular search for the constrained oracle (or the loss-indexed one, which realises
+    it). Checked before any work."""
+    import numpy as np
+    if loss in ("margin", "lse") or structure.n_examples == 0:
+        return None
+    sur = parse_surrogate(loss)
+    name = _structure_name(structure)
+    if sur.name == "microf1":
+        if not structure.offers_microf1:
+            return f"loss='microf1' is not defined on {name} (its labels are not label sets)"
+        return None
+    if not hasattr(structure, "py_kbest"):     # (a cluster's shards: checked where they live)
+        return None
+    w = np.zeros(structure.n_weights)
+    if search == "exact" and not structure.supports_loss_indexed():
+        return (f"search='exact' enumerates the labels by loss value, which {name} cannot; use "
+                f"search='hull' (exact on a relaxation's convex label set) or 'angular'")
+    if search == "hull-integral":
+        try:
+            structure.py_kbest(w, 0, 1.0, 2)
+        except NotImplementedError:
+            return f"search='hull-integral' needs the k best labels, which {name} does not offer; use search='hull'"
+    if search == "angular" and not structure.supports_loss_indexed():     # (the levels realise it too)
+        try:
+            structure.py_constrained_oracle(w, 0, 1.0, float("inf"), 0.0)
+        except NotImplementedError:
+            return f"search='angular' needs a constrained oracle, which {name} does not offer; use search='hull'"
+    return None
+
+
+class SearchSetup(namedtuple("SearchSetup", "surrogate method ratio max_calls microf1")):
+    """How a solver searches a surrogate's most violating labels: the parsed surrogate, the
+    search's METHODS number, its stopping ratio, its call budget and whether it is Micro-F1's."""
+
+    @classmethod
+    def of(cls, loss, search, max_calls=MAX_CALLS):
+        sur = parse_surrogate(loss)
+        return cls(sur, METHODS[search], ANGULAR_RATIO if search == "angular" else 1.0, int(max_calls),
+                   sur.name == "microf1")
+
+    @property
+    def kernel_args(self):
+        """(kind, alpha, beta, method, ratio, max_calls): the kernels' search arguments."""
+        s = self.surrogate
+        return s.kind, s.alpha, s.beta, self.method, self.ratio, self.max_calls
+
+    def measure_method(self, structure):
+        """(method, ratio) of the search that finds each example's surrogate loss exactly: the
+        hull search for itself (its problem is the surrogate over the convex hull of the labels'
+        (m, Delta) points), else the exact search where the structure has a loss-indexed oracle
+        (or Micro-F1's own), the hull search on a relaxation (its labels' points form a convex
+        set), else the training search itself."""
+        if self.method == METHODS["hull"]:
+            return self.method, 1.0
+        if structure.supports_loss_indexed() or self.microf1:
+            return METHODS["exact"], 1.0
+        if getattr(structure, "convex_labels", False):
+            return METHODS["hull"], 1.0
+        return self.method, self.ratio
+
+    def measures_exactly(self, structure):
+        """Whether the training search itself finds the true loss of every example."""
+        return (self.method, self.ratio) == self.measure_method(structure)
+
+    def measure(self, structure, Cs, team=None):
+        """w -> sum_i C_i loss_i(w), each loss by measure_method's search."""
+        import numpy as np
+        from ssvmlinear._kernels.cuttingplane import SurrogatePass
+        method, ratio = self.measure_method(structure)
+        s = self.surrogate
+        passer = SurrogatePass(structure, np.ascontiguousarray(Cs, dtype=np.float64),
+                               np.array([0, structure.n_examples], dtype=np.int64), s.kind, s.alpha, s.beta,
+                               method, ratio, self.max_calls, self.microf1)
+        return lambda w: passer.run(w, np.zeros_like(w))[1]

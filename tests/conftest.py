@@ -26,6 +26,9 @@ def ocr_letters():
 
 
 def pytest_addoption(parser):
+    parser.addoption("--matrix-full", action="store_true", default=False,
+                     help="test_conformance_matrix.py: every cell of the conformance matrix instead of a seeded sample")
+    parser.addoption("--matrix-seed", type=int, default=0, help="test_conformance_matrix.py: the sample's seed")
     parser.addoption("--fuzz-long", action="store_true", default=False,
                      help="test_fuzz.py: 20000 fuzzed inputs per entry point (10^5 in all) instead of the "
                           "fast default subset (SSVM_FUZZ_N=N sets the number per entry point)")

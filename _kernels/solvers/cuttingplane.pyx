@@ -567,9 +567,11 @@ cdef class SurrogatePass(ShardWork):
     cdef long long[::1] chunk_calls
     cdef readonly Team team
     cdef const double *job_w
+    cdef readonly Py_ssize_t failed_example     # an example whose search failed (-1: none)
 
     def __cinit__(self):
         self.oracle_of = NULL
+        self.failed_example = -1
 
     def __init__(self, Structure st, Cs, bounds, int kind, double alpha, double beta, int method,
                  double ratio, int max_calls, bint microf1, Team team=None):
@@ -612,7 +614,10 @@ cdef class SurrogatePass(ShardWork):
             o.set_example(w, 1.0, i)
             r = run_search(o, &self.s, self.method, 1.0, self.ratio, self.max_calls, 0)
             calls += r.n_calls
-            if r.error or r.value <= 0.0:
+            if r.error:
+                self.failed_example = i
+                continue
+            if r.value <= 0.0:
                 continue
             dh = psi_dh(&self.s, r.h, r.g)
             hsum += self.Cs[i] * r.value
@@ -635,8 +640,14 @@ cdef class SurrogatePass(ShardWork):
     def run(self, const double[::1] w, double[::1] a):
         """The constraint at w into a; returns (b, sum_i C_i psi_i, oracle calls)."""
         self.run_pass(w)
+        self.check()
         a[:] = 0.0
         return self.add_chunks(a, 0.0, 0.0, 0)
+
+    def check(self):
+        """RuntimeError naming an example whose search failed in the passes so far."""
+        if self.failed_example >= 0:
+            raise RuntimeError(f"the cutting plane: the search failed on example {self.failed_example}")
 
     def run_pass(self, const double[::1] w):
         """Every chunk's part of the constraint at w (shared by the team's threads, nogil)."""

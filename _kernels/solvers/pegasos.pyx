@@ -60,6 +60,8 @@ cdef class PegasosSolver(ShardWork):
     cdef int[::1] b_calls
     cdef Py_ssize_t bmax
     cdef readonly long long n_calls_total
+    cdef readonly Py_ssize_t failed_example     # an example whose search failed (-1: none)
+    cdef double job_ratio
 
     def __init__(self, Structure st, int kind, double alpha, double beta, int method,
                  const double[::1] Cs, double ratio=1.0, int max_calls=50, bint projection=False,
@@ -94,6 +96,7 @@ cdef class PegasosSolver(ShardWork):
         self.b_value = np.zeros(self.bmax)
         self.b_calls = np.zeros(self.bmax, dtype=np.int32)
         self.n_calls_total = 0
+        self.failed_example = -1
 
     cdef void _search_one(self, StructureOracle o, Py_ssize_t i, Py_ssize_t b) noexcept nogil:
         """Search example i with oracle o; store its labels/coefficients (psi_h weights) at b."""
@@ -110,7 +113,10 @@ cdef class PegasosSolver(ShardWork):
         self.b_calls[b] = r.n_calls
         self.b_coef[2 * b] = 0.0
         self.b_coef[2 * b + 1] = 0.0
-        if r.error or r.value <= 0.0:
+        if r.error:
+            self.failed_example = i       # (a race between threads only picks which one is named)
+            return
+        if r.value <= 0.0:
             return
         dh = psi_dh(&self.sur, r.h, r.g) * self.Cw[i]
         for j in range(2):
@@ -186,8 +192,11 @@ cdef class PegasosSolver(ShardWork):
         """psi_i at job_w by job_method."""
         cdef SearchResult r
         o.set_example(self.job_w, 1.0, i)
-        r = run_search(o, &self.sur, self.job_method, 1.0, self.ratio, self.max_calls, 0)
-        return r.value if not r.error else 0.0
+        r = run_search(o, &self.sur, self.job_method, 1.0, self.job_ratio, self.max_calls, 0)
+        if r.error:
+            self.failed_example = i
+            return 0.0
+        return r.value
 
     def epoch(self, const Py_ssize_t[::1] order, Py_ssize_t batch_size):
         """One pass over `order` in mini-batches: each batch's searches shared by the team, then
@@ -209,14 +218,15 @@ cdef class PegasosSolver(ShardWork):
                 s += nb
         self.n_calls_total += calls
 
-    def losses(self, const double[::1] w, double[::1] out, int method=-1):
-        """psi_i of every example at the weights w, by the given search (default: the training
-        search), shared by the team (nogil)."""
+    def losses(self, const double[::1] w, double[::1] out, int method=-1, double ratio=-1.0):
+        """psi_i of every example at the weights w, by the given search and stopping ratio
+        (default: the training search's), shared by the team (nogil)."""
         cdef Py_ssize_t n = self.st.n_examples
         if out.shape[0] != n or w.shape[0] != self.v.shape[0]:
             raise ValueError("losses: w or out has the wrong length")
         self.job_w, self.job_out = &w[0], &out[0]
         self.job_method = self.method if method < 0 else method
+        self.job_ratio = self.ratio if ratio <= 0.0 else ratio
         with nogil:
             self.team.share(<void *> self, JOB_LOSSES, 0, n, max(16, n // (16 * self.team.n_threads)))
 

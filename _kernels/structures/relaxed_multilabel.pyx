@@ -51,6 +51,17 @@ cdef class RelaxedPairwiseMultiLabelStructure(PairwiseMultiLabelStructure):
             self._encode(&yv[i * L])
         self.y_marg = ym
 
+    @property
+    def convex_labels(self):
+        """Whether the labels form a convex set (the LP relaxation's local polytope): then the
+        points (m, Delta) of the labels are convex too, and the hull search is exact over them."""
+        return self.lp is not None
+
+    @property
+    def description(self):
+        return ("the LP relaxation of pairwise labels on a graph with cycles (edges='full')"
+                if self.lp is not None else type(self).__name__)
+
     def __reduce__(self):
         Y = np.asarray(self.y).reshape(self.n_examples, self.n_labels)
         return (RelaxedPairwiseMultiLabelStructure,

@@ -115,6 +115,7 @@ class Model(Params):
     def _solve(self, structure, Cs, warm_key, primal=None):
         """Runs the solver; primal: callable(w) -> the primal objective over all labels, where the
         estimator can evaluate it (LSE-SDCD checks its gap with it; it is the objective_ reported)."""
+        from ..search import structure_problem
         from ..solvers import GAP_TOL, solve
         from ..utils import check_random_seed, check_memory
         # the solvers keep dense vectors of the weight dimension (weights, dual sums; the cutting
@@ -122,11 +123,14 @@ class Model(Params):
         check_memory(2 * 8 * structure.n_weights, f"training: {structure.n_weights} weights "
                      f"(n_features_in_ = {self.n_features_in_} features x labels)")
         check_objective_range(structure, Cs, self.C)
+        solver = self._solver()
+        problem = structure_problem(structure, self.loss, getattr(solver, "search", None))
+        if problem:
+            raise ValueError(f"{type(self).__name__}: {problem}")
         prev = getattr(self, "_dual_state", None)
         state = None
         if self.warm_start and prev is not None and getattr(self, "_warm_key", None) == warm_key:
             state = prev
-        solver = self._solver()
         # tol=None: the solver's rule at its default tolerance and a relative duality gap <= 1%
         res = solve(solver, structure, Cs, self._tol(), int(self.max_iter), check_random_seed(self.random_state),
                     verbose=self.verbose, callback=self.callback, estimator=self, state=state,

@@ -6,12 +6,8 @@ import numpy as np
 
 from .loop import Run, Step
 from ..params import Param
+from ..search import LABEL_SEARCHES, MAX_CALLS, SearchSetup, surrogate_problem
 from .solver import Solver
-
-# the searches that return one label (a corner of the dual): all but the hull's relaxation
-BCFW_SEARCHES = ("angular", "exact", "hull-integral", "bisecting", "binary", "sarawagi", "none")
-# surrogates psi(m, Delta) = b(Delta) + s(Delta) m, whose labels are fixed corners of the dual
-LINEAR_SURROGATES = ("margin", "slack", "beta", "generalized")
 
 
 class BCFW(Solver):
@@ -56,26 +52,17 @@ class BCFW(Solver):
     name = "bcfw"
     title = "BCFW"
     default_tol = 1e-3
-    max_calls = 50      # a search's oracle calls at most
+    max_calls = MAX_CALLS
     params = (
         Param("search", "options", "angular", "The surrogates' search (ssvmlinear.search; one that returns "
-              "a label, so not 'hull'); unused by margin rescaling.", options=BCFW_SEARCHES, flag="S"),
+              "a label, so not 'hull'); unused by margin rescaling.", options=LABEL_SEARCHES, flag="S"),
     )
 
     def __init__(self, search="angular"):
         self.search = search
 
     def accepts(self, loss, search=None):
-        from .cutting_plane import surrogate_problem
-        if loss == "margin":
-            return None
-        problem = surrogate_problem(loss, True, self.search)
-        if problem is not None:
-            return problem
-        if loss.split(":")[0] not in LINEAR_SURROGATES:
-            return (f"BCFW trains margin rescaling and the surrogates linear in the margin (slack, beta:B, "
-                    f"generalized:A,B); got loss={loss!r} (use solver='pegasos' or 'cutting-plane')")
-        return None
+        return surrogate_problem(loss, self.search, convex=True, linear=True)
 
     def start_local(self, problem):
         return BCFWRun(problem, self)
@@ -123,16 +110,10 @@ class BCFWRun(GapRuleRun):
         if problem.loss == "margin":
             self.kernel = BCFWSolver(problem.structure, problem.Cs, problem.seed)
         else:
-            from .cutting_plane import loss_measure
-            from ..search import METHODS
-            from ..surrogates import parse_surrogate
-            sur, st = parse_surrogate(problem.loss), problem.structure
-            method = METHODS[solver.search]
-            ratio = 0.999 if solver.search == "angular" else 1.0     # the paper's stop for the angular search
-            self.kernel = BCFWSolver(st, problem.Cs, problem.seed, sur.kind, sur.alpha, sur.beta, method, ratio,
-                                     solver.max_calls)
-            # the primal: the surrogate's loss with the exact search where the structure has one
-            self.loss = loss_measure(st, problem.Cs, sur, solver.max_calls, method, ratio)
+            setup = SearchSetup.of(problem.loss, solver.search, solver.max_calls)
+            self.kernel = BCFWSolver(problem.structure, problem.Cs, problem.seed, *setup.kernel_args)
+            # the primal: every example's loss by the search that finds it exactly
+            self.loss = setup.measure(problem.structure, problem.Cs)
         if problem.state is not None:
             self.kernel.set_state(problem.state, problem.Cs)
             self.kernel.recompute_q()

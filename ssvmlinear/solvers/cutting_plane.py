@@ -7,7 +7,7 @@ import numpy as np
 
 from .loop import Run, Step
 from ..params import Param
-from .pegasos import SEARCHES
+from ..search import MAX_CALLS, METHODS, SearchSetup, surrogate_problem
 from .solver import Solver
 
 # The cutting plane splits every pass into this many fixed chunks of examples, whatever n_jobs is,
@@ -46,44 +46,6 @@ def line_minimum(wd, dd, slope0, t, jump, t_max):
     if base[j] + before[j] >= 0.0:                    # between breakpoints j-1 and j
         return float(min(ts[j], max(ts[j - 1] if j else 0.0, -(wd + before[j]) / dd)))
     return float(ts[j])                               # at the kink
-
-
-def surrogate_problem(loss, convex_only, search):
-    """An error message when `loss` is not a surrogate the search-based solvers train with
-    `search`, else None."""
-    from ..surrogates import parse_surrogate
-    if loss == "lse":
-        return "loss='lse' is trained by solver='sdcd' or 'cutting-plane'"
-    try:
-        sur = parse_surrogate(loss)
-    except ValueError as e:
-        return str(e)
-    if convex_only and sur.name == "probloss":
-        return ("the cutting plane needs a surrogate convex in the margin; 'probloss' is not (use "
-                "'probloss-convex' or solver='pegasos')")
-    if search == "sarawagi" and sur.name not in ("slack", "margin"):
-        return f"search='sarawagi' maximises slack rescaling only (loss='slack'); got loss={loss!r}"
-    if sur.name == "microf1" and search not in ("exact", "hull"):
-        return (f"loss='microf1' is searched with search='hull' or 'exact' (its g = -(|y| + |y_i|) is "
-                f"negative); got search={search!r}")
-    return None
-
-
-def loss_measure(structure, Cs, sur, max_calls, fallback=None, ratio=1.0):
-    """w -> sum_i C_i loss_i(w) of surrogate `sur` with the exact search where the structure has
-    one, else with the search `fallback` (search.METHODS' number; None: no measure, None returned)."""
-    from .._kernels.cuttingplane import SurrogatePass
-    from ..search import METHODS
-    if structure.supports_loss_indexed():
-        method, ratio = METHODS["exact"], 1.0
-    elif fallback is None:
-        return None
-    else:
-        method = fallback
-    passer = SurrogatePass(structure, np.ascontiguousarray(Cs, dtype=np.float64),
-                           np.array([0, structure.n_examples], dtype=np.int64), sur.kind, sur.alpha, sur.beta,
-                           method, ratio, max_calls, sur.name == "microf1")
-    return lambda w: passer.run(w, np.zeros_like(w))[1]
 
 
 class CuttingPlane(Solver):
@@ -152,10 +114,10 @@ class CuttingPlane(Solver):
     title = "the cutting plane"
     default_tol = 0.1
     distributed = "one-slack"
-    max_calls = 50      # a search's oracle calls at most
+    max_calls = MAX_CALLS
     params = (
         Param("search", "options", "hull", "The surrogates' search (ssvmlinear.search); unused by margin "
-              "rescaling and LSE.", options=SEARCHES, flag="S"),
+              "rescaling and LSE.", options=tuple(METHODS), flag="S"),
         Param("exact_violators", "bool", False, "LSE: type-I passes add every violating label (multiclass "
               "always does)."),
         Param("cache_size", "int", 10, "Labels kept per example (a ring).", low=1),
@@ -179,7 +141,7 @@ class CuttingPlane(Solver):
     def accepts(self, loss, search=None):
         if loss == "lse":
             return None
-        return surrogate_problem(loss, True, self.search)
+        return surrogate_problem(loss, self.search, convex=True)
 
     def start_local(self, problem):
         return CuttingPlaneRun(self, problem)
@@ -209,18 +171,15 @@ class CuttingPlaneRun(Run):
         bounds = shard_bounds(structure.n_examples, CP_CHUNKS)
         n_chunks = len(bounds) - 1
         self.surrogate = sur_args = None
-        if not lse and problem.loss != "margin":
-            from ..search import METHODS
-            from ..surrogates import parse_surrogate
-            self.surrogate = parse_surrogate(problem.loss)
-            sur_args = (self.surrogate.kind, self.surrogate.alpha, self.surrogate.beta, METHODS[solver.search],
-                        0.999 if solver.search == "angular" else 1.0, solver.max_calls,
-                        self.surrogate.name == "microf1")
-        # the model's objective with the exact search (final) when the training search may miss
+        # the model's objective with the search that measures it exactly (final), where the
+        # training search may miss
         self.exact_final = None
-        if (self.surrogate is not None and client is None and solver.search not in ("exact", "hull")
-                and not (solver.search == "angular" and self.surrogate.name == "slack")):
-            self.exact_final = loss_measure(structure, Cs, self.surrogate, solver.max_calls)
+        if not lse and problem.loss != "margin":
+            setup = SearchSetup.of(problem.loss, solver.search, solver.max_calls)
+            self.surrogate = setup.surrogate
+            sur_args = setup.kernel_args + (setup.microf1,)
+            if client is None and not setup.measures_exactly(structure):
+                self.exact_final = setup.measure(structure, Cs)
         exact = bool(problem.exact_violators or solver.exact_violators)
         if client is not None:
             # the chunks live on the cluster's workers, in shards of consecutive chunks (distributed.py)

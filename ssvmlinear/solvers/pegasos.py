@@ -5,11 +5,8 @@ import numpy as np
 
 from .loop import Run, Step
 from ..params import Param
-from ..search import METHODS
+from ..search import MAX_CALLS, METHODS, SearchSetup, surrogate_problem
 from .solver import Solver
-
-
-SEARCHES = tuple(METHODS)
 
 
 class Pegasos(Solver):
@@ -51,10 +48,10 @@ class Pegasos(Solver):
     name = "pegasos"
     title = "Pegasos"
     default_tol = 1e-3
-    max_calls = 50      # a search's oracle calls at most
+    max_calls = MAX_CALLS
     params = (
         Param("search", "options", "hull", "How the surrogates' most violating label is searched "
-              "(ssvmlinear.search; 'none' for margin rescaling).", options=SEARCHES, flag="S"),
+              "(ssvmlinear.search; 'none' for margin rescaling).", options=tuple(METHODS), flag="S"),
         Param("batch_size", "int", 1, "Examples per mini-batch (their searches run in n_jobs threads).",
               low=1, flag="b"),
         Param("average", "bool", True, "Return the average of all iterates (else the last one)."),
@@ -70,8 +67,7 @@ class Pegasos(Solver):
 
 
     def accepts(self, loss, search=None):
-        from .cutting_plane import surrogate_problem
-        return surrogate_problem(loss, False, self.search)
+        return surrogate_problem(loss, self.search)
 
     def start_local(self, problem):
         return PegasosRun(self, problem)
@@ -86,25 +82,22 @@ class PegasosRun(Run):
         from joblib import effective_n_jobs
         from .._kernels.pegasos import PegasosSolver
         from ..parallel import KernelTeam
-        from ..search import METHODS
-        from ..surrogates import parse_surrogate
         structure = problem.structure
-        sur = parse_surrogate(problem.loss)
-        method = METHODS[solver.search]
+        setup = SearchSetup.of(problem.loss, solver.search, solver.max_calls)
         n = self.n = structure.n_examples
         n_threads = max(1, min(effective_n_jobs(problem.n_jobs), max(n, 1)))   # batches and the objective's searches
         self.batch_size = max(1, min(int(solver.batch_size), n))   # its buffers grow with it
         self.average = bool(solver.average)
-        ratio = 0.999 if solver.search == "angular" else 1.0      # the paper's stop for the angular search
-        self.kernel = PegasosSolver(structure, sur.kind, sur.alpha, sur.beta, method,
-                                    np.ascontiguousarray(problem.Cs, dtype=np.float64), ratio, solver.max_calls,
+        kind, alpha, beta, method, ratio, max_calls = setup.kernel_args
+        self.kernel = PegasosSolver(structure, kind, alpha, beta, method,
+                                    np.ascontiguousarray(problem.Cs, dtype=np.float64), ratio, max_calls,
                                     bool(solver.projection), self.average, self.batch_size, n_threads)
         if problem.state is not None:
             self.kernel.set_weights(np.ascontiguousarray(problem.state, dtype=np.float64))
         self.rng = np.random.default_rng(problem.seed)
         self.Cs = np.asarray(problem.Cs, dtype=np.float64)
-        self.eval_method = METHODS["exact"] if (structure.supports_loss_indexed() or sur.name == "microf1") \
-            else method
+        # the objective: every example's loss by the search that finds it exactly (its threads')
+        self.eval_method, self.eval_ratio = setup.measure_method(structure)
         self.tol = problem.tol
         self.keep_state = problem.keep_state
         self.last = None
@@ -120,11 +113,16 @@ class PegasosRun(Run):
     def primal(self):
         w = self.weights()
         losses = np.zeros(self.n)
-        self.kernel.losses(w, losses, self.eval_method)
+        self.kernel.losses(w, losses, self.eval_method, self.eval_ratio)
+        self.check_searches()
         return 0.5 * float(w @ w) + float(self.Cs @ losses)
 
     def dual(self):
         return np.nan
+
+    def check_searches(self):
+        if self.kernel.failed_example >= 0:
+            raise RuntimeError(f"Pegasos: the search failed on example {self.kernel.failed_example}")
 
     def weights(self):
         return self.kernel.weights(self.average)
@@ -133,6 +131,7 @@ class PegasosRun(Run):
         order = self.rng.permutation(self.n).astype(np.intp)
         t = time.perf_counter()
         self.kernel.epoch(order, self.batch_size)
+        self.check_searches()
         self.train_seconds += time.perf_counter() - t
         primal, previous = self.primal(), self.last
         self.last = primal
