@@ -40,25 +40,31 @@ elif not _has_kernels(_here):
                       "not built) and no installed copy is on sys.path; run `pip install .` or `pip install -e .`")
 else:
     from .exceptions import ConvergenceWarning
-    from .io import load_svmlight_file, dump_svmlight_file, load_crfsuite_file
-    from .model_io import save_model, load_model
-    from .hierarchy import Hierarchy, read_hierarchy
-    from . import metrics
-    from .metrics import subset_accuracy, hamming_loss, micro_f1, macro_f1, example_accuracy
 
-    # The estimators (and scikit-learn under them) load on first use: `import ssvmlinear` and the
-    # command lines stay quick.
-    _ESTIMATORS = {"MulticlassSSVM": ".multiclass", "ChainSSVM": ".chain", "MultiLabelSSVM": ".multilabel",
-                   "HierarchicalSSVM": ".hierarchical"}
+    # Everything else loads on first use: the data readers and model files bring numpy and
+    # scipy.sparse, the estimators scikit-learn, and `import ssvmlinear` and the command lines
+    # stay quick. Each public name maps to the module that defines it.
+    _LAZY = {"MulticlassSSVM": ".multiclass", "ChainSSVM": ".chain", "MultiLabelSSVM": ".multilabel",
+             "HierarchicalSSVM": ".hierarchical",
+             "load_svmlight_file": ".io", "dump_svmlight_file": ".io", "load_crfsuite_file": ".io",
+             "save_model": ".model_io", "load_model": ".model_io",
+             "Hierarchy": ".hierarchy", "read_hierarchy": ".hierarchy",
+             "subset_accuracy": ".metrics", "hamming_loss": ".metrics", "micro_f1": ".metrics",
+             "macro_f1": ".metrics", "example_accuracy": ".metrics"}
 
     def __getattr__(name):
-        if name in _ESTIMATORS:
-            import importlib
-            return getattr(importlib.import_module(_ESTIMATORS[name], __name__), name)
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        import importlib
+        if name in _LAZY:
+            value = getattr(importlib.import_module(_LAZY[name], __name__), name)
+        elif name == "metrics":
+            value = importlib.import_module(".metrics", __name__)
+        else:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        globals()[name] = value          # (later look-ups skip this function)
+        return value
 
     def __dir__():
-        return sorted(list(globals()) + list(_ESTIMATORS))
+        return sorted(set(globals()) | set(_LAZY) | {"metrics"})
 
     from ._version import __version__
     __all__ = ["MulticlassSSVM", "ChainSSVM", "MultiLabelSSVM", "HierarchicalSSVM", "Hierarchy", "read_hierarchy",

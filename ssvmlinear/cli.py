@@ -69,7 +69,9 @@ options:
 -e epsilon : set tolerance of termination criterion
 	-s 0: stop after a pass over all examples in which every example's KKT violation
 	      max_y H_i(y) - min_{{y: alpha_i(y) > 0}} H_i(y) <= eps,
-	      H_i(y) = Delta(y, y_i) + f(y) - f(y_i)  (LIBLINEAR -s 4's rule; default 0.1)
+	      H_i(y) = Delta(y, y_i) + f(y) - f(y_i)  (LIBLINEAR -s 4's rule; default 0.1);
+	      at large C (accelerated, C R^2 > 10) also at a relative duality gap
+	      <= 1% * min(1, eps / 0.1)
 	-s 1: stop after an oracle pass in which no example's sum of squared dual changes,
 	      divided by C, exceeds eps (Balamurugan et al.'s rule; default 1e-4)
 	-s 2, 3: stop when the most violated one-slack constraint (found by the oracles) is

@@ -50,3 +50,45 @@ def test_a_loose_explicit_tol_at_large_c_still_reaches_the_optimum():
     assert loose.converged_
     assert loose.objective_ <= 1.01 * default.objective_
     assert 0.0 <= loose.objective_ - loose.dual_objective_ <= 0.01 * loose.objective_
+
+
+def small_chains(seed=2, n_seq=60):
+    """Random chains of 3 tags whose C R^2 puts SDM inside Catalyst at C = 50."""
+    rng = np.random.default_rng(seed)
+    lengths = rng.integers(2, 7, n_seq)
+    n = int(lengths.sum())
+    X = rng.standard_normal((n, 6))
+    y = np.argmax(X[:, :3] + 0.8 * rng.standard_normal((n, 3)), axis=1)
+    return X, y, lengths
+
+
+TOLS = (0.1, 0.5, 2.0, 1000.0)
+
+
+def test_an_explicit_tol_at_large_c_stops_where_the_default_rule_does_and_no_later_when_looser():
+    """A tol at or above SDM's default_tol stops on the default fit's relative gap rule too (within
+    max_iter wherever the default fit stops), and a looser tol never takes more passes."""
+    X, y, lengths = small_chains()
+    C = 50.0
+    default = ChainSSVM(C=C, max_iter=3000).fit(X, y, lengths)
+    assert default.converged_
+    passes = []
+    for tol in TOLS:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", ConvergenceWarning)
+            est = ChainSSVM(C=C, tol=tol, max_iter=3000).fit(X, y, lengths)
+        assert est.converged_
+        assert est.objective_ - est.dual_objective_ <= 0.01 * est.objective_
+        passes.append(est.n_iter_)
+    assert passes == sorted(passes, reverse=True)
+
+
+def test_a_looser_explicit_tol_never_takes_more_passes_multiclass():
+    X, y = random_multiclass(n=300, d=30, K=5, density=0.3, seed=4)
+    passes = []
+    for tol in (0.02, 0.05, 0.1, 1.0, 10.0):
+        est = MulticlassSSVM(C=100.0, tol=tol, fit_intercept=False, max_iter=20000).fit(X, y)
+        assert est.converged_
+        passes.append(est.n_iter_)
+    assert passes == sorted(passes, reverse=True)
+    assert passes[0] > passes[-1]        # a tight tol still asks for more

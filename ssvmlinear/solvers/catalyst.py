@@ -68,14 +68,21 @@ class CatalystRun(Run):
     With an explicit tol the solver's own rule keeps its meaning: after each centre whose gap is below
     KKT_CHECK_GAP, one pass of the original problem (the inner run's kkt_pass) measures it; when
     it holds, the model is v, or w_k if v's own gap is above KKT_CHECK_GAP (a loose tol can hold
-    at a v far from the optimum). Ctrl-C leaves w = v (a primal-dual pair)."""
+    at a v far from the optimum). A run started with implied_gap (SDM's explicit tol: the relative
+    gap that its tol implies, see sdm.SDM) stops too at a centre whose relative gap is at most
+    implied_gap (its centres measure the exact primal: the slack estimate's steering can stall where
+    they converge), and tries the KKT pass only at centres that rule did not stop. Ctrl-C leaves
+    w = v (a primal-dual pair)."""
     rule_is_final = True
 
-    def __init__(self, inner, kappa, gap_tol):
+    def __init__(self, inner, kappa, gap_tol, implied_gap=None):
         self.inner = inner
         self.kernel = k = inner.kernel
         self.tag, self.title = inner.tag, inner.title
         self.kappa, self.gap_tol = kappa, gap_tol
+        # the relative gap that stops the fit: a default fit's gap_tol, or an explicit tol's
+        # implied_gap (None: the solver's own rule alone, measured by kkt_pass)
+        self.rule_gap = gap_tol if gap_tol is not None else implied_gap
         self.tol = inner.tol
         self.inner_tol = inner.inner_tol
         sigma = 1.0 / (1.0 + kappa)
@@ -94,7 +101,7 @@ class CatalystRun(Run):
         self.on_v = False              # the model is v (after a kkt_pass), not w_k
         # a default fit's centres steer by the estimated slack times the ratio exact / estimate of
         # the last exact measurement, unless every primal is watched (a callback, verbose >= 2); an
-        # explicit tol's KKT passes are tried at centres of a measured gap
+        # explicit tol's centres measure theirs (its KKT passes and implied gap need measured gaps)
         watched = getattr(inner, "monitor", False) or gap_tol is None
         self.estimate = None if watched else getattr(inner, "slack_estimate", None)
         self.ratio = 1.0
@@ -151,7 +158,7 @@ class CatalystRun(Run):
         self.center, self.swap = nxt, self.center
         dual = self.inner.dual()
         self.exact = self.estimate is None
-        if not self.exact and (passes >= limit or not gap_too_large(primal, dual, CHECK_MARGIN * self.gap_tol)):
+        if not self.exact and (passes >= limit or not gap_too_large(primal, dual, CHECK_MARGIN * self.rule_gap)):
             estimated = self.estimate()
             slack = self.exact_slack_at_last()
             self.ratio = slack / estimated if slack > 0.0 and estimated > 0.0 else 1.0
@@ -160,10 +167,9 @@ class CatalystRun(Run):
         self.primal_k = primal
         self.gap, self.dual_k = primal - dual, dual
         measured = primal if self.exact else np.nan
-        if self.gap_tol is not None:
-            return Step(passes, dual, measured, rule=self.exact and not gap_too_large(primal, dual, self.gap_tol),
-                        text=f"kappa {kappa:.3g}")
-        if gap_too_large(primal, dual, KKT_CHECK_GAP) or passes >= limit:
+        if self.rule_gap is not None and self.exact and not gap_too_large(primal, dual, self.rule_gap):
+            return Step(passes, dual, measured, rule=True, text=f"kappa {kappa:.3g}")
+        if self.gap_tol is not None or gap_too_large(primal, dual, KKT_CHECK_GAP) or passes >= limit:
             return Step(passes, dual, measured, rule=False, text=f"kappa {kappa:.3g}")
         k.sigma = 1.0                        # one pass of the original problem at w = v
         viol = self.inner.kkt_pass()
@@ -171,12 +177,13 @@ class CatalystRun(Run):
         self.dual_k = self.inner.dual()
         if viol > self.tol:
             k.recompute_w()
-            return Step(passes + 1, self.dual_k, primal, rule=False,
+            return Step(passes + 1, self.dual_k, measured, rule=False,
                         text=f"kappa {kappa:.3g}  violation {viol:.3e}")
         primal_v = self.inner.primal()
         if not gap_too_large(primal_v, self.dual_k, KKT_CHECK_GAP):   # (else w_k, whose gap was checked)
-            self.on_v, self.primal_k = True, primal_v
-        return Step(passes + 1, self.dual_k, self.primal_k, rule=True, text=f"kappa {kappa:.3g}  violation {viol:.3e}")
+            self.on_v, self.primal_k, self.exact = True, primal_v, True
+        return Step(passes + 1, self.dual_k, self.primal_k if self.exact else np.nan, rule=True,
+                    text=f"kappa {kappa:.3g}  violation {viol:.3e}")
 
     def pass_tol(self, target):
         """The inner passes' tolerance: inner_tol, and no looser than what lets them reach the
@@ -201,9 +208,11 @@ class CatalystRun(Run):
             w[:] = self.swap
 
     def rule_text(self):
-        if self.gap_tol is None:
-            return self.inner.rule_text()
-        return f"the relative duality gap fell to {self.gap_tol:.3g}"
+        if self.gap_tol is not None:
+            return f"the relative duality gap fell to {self.gap_tol:.3g}"
+        if self.rule_gap is not None:
+            return f"{self.inner.rule_text()} or the relative duality gap to {self.rule_gap:.3g}"
+        return self.inner.rule_text()
 
     def weights(self):
         return self.kernel.coef if self.interrupted or self.on_v else self.last

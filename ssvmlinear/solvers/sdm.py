@@ -2,7 +2,7 @@
 import numpy as np
 
 from .._kernels.sdm import SDMSolver
-from .loop import GAP_CHECK_EVERY, Run, Step
+from .loop import GAP_CHECK_EVERY, GAP_TOL, Run, Step
 from ..params import Param
 from .solver import Solver
 
@@ -53,8 +53,13 @@ class SDM(Solver):
     A step is a type-I pass: the loss-augmented oracle on every example, each followed by SMO
     steps on its working set; type-II passes (working sets only) follow while they pay. The rule
     (LIBLINEAR -s 4's): a type-I pass whose largest KKT violation is <= tol. At large C (C R^2
-    above catalyst.CATALYST_SCALE), SDM runs inside Catalyst, which measures this rule with a
-    pass of the original problem when tol is given; on a Dask cluster inside CoCoA+.
+    above catalyst.CATALYST_SCALE), SDM runs inside Catalyst, whose default fit stops on a
+    relative duality gap <= GAP_TOL (1 %); an explicit tol stops there at the first centre whose
+    relative gap is <= GAP_TOL * min(1, tol / default_tol) -- what the default rule asks, and
+    proportionally less below default_tol -- or, at a centre whose gap is below
+    catalyst.KKT_CHECK_GAP, on a pass of the original problem whose largest KKT violation is
+    <= tol. A looser tol therefore never runs past a tighter one's stop, and from default_tol on
+    it stops where the default rule does. On a Dask cluster SDM runs inside CoCoA+.
 
     {parameters}
 
@@ -115,7 +120,17 @@ class SDM(Solver):
         from .catalyst import CatalystRun, catalyst_kappa
         run = SDMRun(self, problem)
         kappa = catalyst_kappa(problem.structure, problem.Cs)
-        return CatalystRun(run, kappa, problem.gap_tol) if kappa > 0 else run
+        if kappa <= 0:
+            return run
+        implied = None
+        if problem.gap_tol is None:
+            # an explicit tol: the default fit's relative gap rule, scaled down below default_tol,
+            # stops it too, and its passes take the default fit's inner tolerance scaled alike
+            # (a looser tol then takes the default fit's very passes: never more of them)
+            scale = min(1.0, problem.tol / self.default_tol)
+            implied = GAP_TOL * scale
+            run.inner_tol = 0.1 * self.default_tol * scale
+        return CatalystRun(run, kappa, problem.gap_tol, implied_gap=implied)
 
     # CoCoA+ (cocoa.py): the local solver on a shard and its rounds
     cocoa_gap_only = True          # its measured gap is the true one: a default fit stops on it
