@@ -97,7 +97,7 @@ def surrogate_problem(loss, search, convex=False, linear=False):
     if convex and sur.name == "probloss":
         return ("the cutting plane and BCFW need a surrogate convex in the margin; 'probloss' is not (use "
                 "'probloss-convex' or solver='pegasos')")
-    if linear and sur.name not in LINEAR_SURROGATES:
+    if linear and sur.name.partition(":")[0] not in LINEAR_SURROGATES:
         return (f"BCFW trains margin rescaling and the surrogates linear in the margin (slack, beta:B, "
                 f"generalized:A,B); got loss={loss!r} (use solver='pegasos' or 'cutting-plane')")
     if sur.name == "margin":

@@ -620,7 +620,8 @@ def test_dag_multilabel_estimator_trains_and_predicts_integral_sets():
                                           ("probloss", "bisecting")])
 def test_pegasos_surrogates_train_hierarchies(loss, search):
     """Every surrogate and search runs on the hierarchy (its loss-indexed oracle serves the exact and
-    angular searches); slack rescaling's reported objective is the enumerated one."""
+    angular searches); slack rescaling's reported objective is the enumerated one (the hull search's
+    problem is over the labels' convex hull, its objective no lower)."""
     from ssvmlinear import HierarchicalSSVM
     h, X, y = synthetic(5, n=120)
     est = HierarchicalSSVM(h, model="hsvm", C=0.5, loss=loss, solver=Pegasos(search=search), max_iter=30,
@@ -643,7 +644,10 @@ def test_pegasos_surrogates_train_hierarchies(loss, search):
                 m = np.outer(D[i], lam[l] - lam[t[i]]).ravel() @ w
                 best = max(best, delta * max(0.0, 1.0 + m))
             obj += 0.5 * best
-        assert est.objective_ == pytest.approx(obj, rel=1e-9)
+        if search == "hull":    # its problem is over the labels' convex hull: a bound of the enumerated loss
+            assert est.objective_ >= obj * (1 - 1e-9)
+        else:
+            assert est.objective_ == pytest.approx(obj, rel=1e-9)
 
 
 def test_fixed_loss_coefficients_and_shared_normalized_loss():

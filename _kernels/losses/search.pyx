@@ -1005,8 +1005,8 @@ cdef SearchResult run_search(LabelOracle o, const Surrogate *s, int method, doub
     r.error = 0
     o.failed = 0
     o.n_calls = 0
-    if s.kind == SURR_MARGIN and method != SEARCH_EXACT:
-        method = SEARCH_NONE          # the lambda = 1 oracle is exact for margin rescaling
+    if s.kind == SURR_MARGIN:
+        method = SEARCH_NONE          # the lambda = 1 oracle is exact for margin rescaling (on any structure)
     if method == SEARCH_NONE:
         r = _search_none(o, s, lam0 if s.kind != SURR_MARGIN else 1.0, n_warm)
     elif method == SEARCH_EXACT:

@@ -85,6 +85,13 @@ class HierarchicalModel(Model):
     _label_columns_are_values = True
 
     @property
+    def _exact_violators(self):
+        # LSE on single-label hierarchies: every leaf can be a violator, as for multiclass's classes
+        # (the k-best scan over the leaves is cheap), so LSE-SDCD and the LSE cutting plane both
+        # solve the full LSE problem and agree
+        return not getattr(self, "_multilabel", False)
+
+    @property
     def _predicts_label_sets(self):
         return bool(getattr(self, "_multilabel", False))
 

@@ -18,8 +18,8 @@ class BCFW(Solver):
     measured at its step) is at most tol times the dual objective (relative, at any n and C).
     Besides margin rescaling it trains the surrogates linear in the margin, slack rescaling
     (the thesis's BCFW-SR), beta and generalized scaling: each label is a corner with its
-    margin scaled, found by the surrogate's search. Their objective is measured with the exact
-    search where the structure has one.
+    margin scaled, found by the surrogate's search. Their objective is measured with the search
+    exact for the problem (ssvmlinear.search.SearchSetup).
 
     {parameters}
 

@@ -69,10 +69,11 @@ class CuttingPlane(Solver):
     probloss-convex, microf1): each example's most violated label comes from the search and the
     constraint is psi's linearisation there; without caches there is no line search, so the
     oracle is called at the QP's minimiser (Kelley's method) and the best point seen is kept. A
-    search that returns one label and may miss the best (binary, bisecting, sarawagi, angular for
-    surrogates other than slack, none) measures the primal of its own answers: the fit's
-    objective is measured again with the exact search where the structure has one, so the gap
-    reported (and warned about) is the true one.
+    search that may miss the best label (binary, bisecting, sarawagi, angular, none) measures the
+    primal of its own answers: the fit's objective is measured again with the search exact for
+    the problem (ssvmlinear.search.SearchSetup), so the gap reported (and warned about) is the
+    true one. search="hull" trains the surrogate over the convex hull of the labels' (m, Delta)
+    points (on an LP relaxation that is the relaxation's own problem).
 
     The rule: the best primal found exceeds the QP's dual (a lower bound on the optimum) by at
     most tol * sum_i C_i (svm_struct's epsilon bounds the same gap); with the default rule also

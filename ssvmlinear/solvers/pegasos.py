@@ -13,8 +13,11 @@ class Pegasos(Solver):
     """Pegasos stochastic subgradient descent, any surrogate and search.
 
     A step is an epoch over a random permutation in mini-batches of `batch_size`; the primal
-    objective is evaluated after every epoch with the exact search where the structure has a
-    loss-indexed oracle (else with the training search). The rule: an epoch whose primal
+    objective is evaluated after every epoch with the search that is exact for the problem
+    trained (ssvmlinear.search.SearchSetup): the exact search where the structure has a
+    loss-indexed oracle, the hull search on an LP relaxation, and with search="hull" the
+    surrogate over the convex hull of the labels' (m, Delta) points, the problem that search
+    trains. The rule: an epoch whose primal
     objective changed by at most tol relative to the previous epoch's. There is no dual: no
     duality gap. With n_jobs > 1 the searches of each mini-batch are shared by threads; updates
     are applied in batch order, so results do not depend on n_jobs.
