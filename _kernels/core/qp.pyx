@@ -13,7 +13,23 @@ import numpy as np
 
 from libc.stdlib cimport malloc, realloc, free
 from libc.string cimport memcpy, memset
-from libc.math cimport fabs
+from libc.math cimport fabs, sqrt
+
+
+cdef struct Face:
+    # the active-set method's face F (indices into the QP's rows) and the Cholesky factor L of
+    # M_FF = H_FF + c 11' (row-major, leading dimension ldl, lower triangle)
+    double *L
+    Py_ssize_t ldl
+    int *F
+    Py_ssize_t nf
+    double c
+    long long work       # multiply-adds spent on the factor (appends, deletions)
+
+
+# A face index whose pivot in the factor falls to this fraction of c (the Gram's largest diagonal
+# entry) is (nearly) an affine combination of the others: the face's system counts as singular.
+cdef double FACE_PIVOT = 1e-13
 
 
 cdef int simplex_qp(const double *H, Py_ssize_t ld, const double *b, double *beta, double *grad,
@@ -53,151 +69,191 @@ cdef int simplex_qp(const double *H, Py_ssize_t ld, const double *b, double *bet
     return max_iter
 
 
-cdef int _solve_kkt(double *K, Py_ssize_t n, double *rhs) noexcept nogil:
-    """Solve K x = rhs in place (n x n, row-major, destroyed) by Gaussian elimination with partial
-    pivoting; -1 when a pivot is negligible (singular or nearly so)."""
-    cdef Py_ssize_t i, j, k, p
-    cdef double piv, f, t, scale = 0.0
-    for i in range(n * n):
-        if fabs(K[i]) > scale:
-            scale = fabs(K[i])
-    for k in range(n):
-        p = k
-        for i in range(k + 1, n):
-            if fabs(K[i * n + k]) > fabs(K[p * n + k]):
-                p = i
-        piv = K[p * n + k]
-        if fabs(piv) <= 1e-13 * scale:
-            return -1
-        if p != k:
-            for j in range(k, n):
-                t = K[k * n + j]
-                K[k * n + j] = K[p * n + j]
-                K[p * n + j] = t
-            t = rhs[k]
-            rhs[k] = rhs[p]
-            rhs[p] = t
-        for i in range(k + 1, n):
-            f = K[i * n + k] / piv
-            if f != 0.0:
-                for j in range(k + 1, n):
-                    K[i * n + j] -= f * K[k * n + j]
-                rhs[i] -= f * rhs[k]
-    for k in range(n - 1, -1, -1):
-        t = rhs[k]
-        for j in range(k + 1, n):
-            t -= K[k * n + j] * rhs[j]
-        rhs[k] = t / K[k * n + k]
+cdef int _face_append(const double *H, Py_ssize_t ld, Face *fc, int j) noexcept nogil:
+    """Append index j to the face: the new row of the Cholesky factor of M_FF = H_FF + c 11'
+    (forward substitution). -1 (face unchanged) when its pivot is negligible: j's constraint is
+    (nearly) an affine combination of the face's."""
+    cdef Py_ssize_t p, q, nf = fc.nf, ldl = fc.ldl
+    cdef double s, d2
+    cdef double *L = fc.L
+    cdef double *row = L + nf * ldl
+    d2 = H[j * ld + j] + fc.c
+    for p in range(nf):
+        s = H[fc.F[p] * ld + j] + fc.c
+        for q in range(p):
+            s -= L[p * ldl + q] * row[q]
+        s /= L[p * ldl + p]
+        row[p] = s
+        d2 -= s * s
+    fc.work += (nf + 1) * (nf + 1) // 2
+    if d2 <= FACE_PIVOT * fc.c:
+        return -1
+    row[nf] = sqrt(d2)
+    fc.F[nf] = j
+    fc.nf = nf + 1
     return 0
 
 
-cdef int simplex_qp_active_set(const double *H, Py_ssize_t ld, const double *b, double *beta, double *grad,
-                               Py_ssize_t m, double tol, int max_rounds, double *K, int *F) noexcept nogil:
+cdef void _face_delete(Face *fc, Py_ssize_t p) noexcept nogil:
+    """Remove the face's p-th index: drop row p of the factor, then Givens rotations of columns
+    (k, k+1), k >= p, restore its triangle (L L' is unchanged by them)."""
+    cdef Py_ssize_t i, k, nf = fc.nf, ldl = fc.ldl
+    cdef double a, bb, r, cs, sn, x, y
+    cdef double *L = fc.L
+    for i in range(p, nf - 1):
+        memcpy(L + i * ldl, L + (i + 1) * ldl, (i + 2) * sizeof(double))
+        fc.F[i] = fc.F[i + 1]
+    nf -= 1
+    for k in range(p, nf):
+        a = L[k * ldl + k]
+        bb = L[k * ldl + k + 1]
+        r = sqrt(a * a + bb * bb)
+        cs = a / r
+        sn = bb / r
+        for i in range(k, nf):
+            x = L[i * ldl + k]
+            y = L[i * ldl + k + 1]
+            L[i * ldl + k] = cs * x + sn * y
+            L[i * ldl + k + 1] = cs * y - sn * x
+        L[k * ldl + k] = r
+    fc.work += (nf - p) * (nf - p)
+    fc.nf = nf
+
+
+cdef void _face_solve2(const Face *fc, double *x, double *v) noexcept nogil:
+    """x = M_FF^{-1} x and v = M_FF^{-1} v in place (the factor's triangular solves, both right-hand
+    sides in one sweep over its rows)."""
+    cdef Py_ssize_t p, q, nf = fc.nf, ldl = fc.ldl
+    cdef double s, t, dp
+    cdef const double *row
+    for p in range(nf):
+        row = fc.L + p * ldl
+        s = x[p]
+        t = v[p]
+        for q in range(p):
+            s -= row[q] * x[q]
+            t -= row[q] * v[q]
+        x[p] = s / row[p]
+        v[p] = t / row[p]
+    for p in range(nf - 1, -1, -1):       # L' z = y by columns of L' (rows of L, contiguous)
+        row = fc.L + p * ldl
+        dp = row[p]
+        x[p] /= dp
+        v[p] /= dp
+        s = x[p]
+        t = v[p]
+        for q in range(p):
+            x[q] -= row[q] * s
+            v[q] -= row[q] * t
+
+
+cdef int simplex_qp_active_set(const double *H, Py_ssize_t ld, const double *b, double *beta,
+                               Py_ssize_t m, double tol, int max_rounds, Face *fc, double *x) noexcept nogil:
     """Primal active-set method for the same QP (min 1/2 beta'H beta - b'beta on the simplex),
     from the feasible beta passed in: on the face F = {beta > 0} solve the equality-constrained
-    QP exactly (KKT system [H_FF 1; 1' 0], Gaussian elimination), step towards its solution as far
-    as beta >= 0 allows (dropping the blocking index), and once on the face's optimum add the index
-    with the most negative reduced gradient. Exact in finitely many rounds where SMO's first-order
-    steps crawl on ill-conditioned working sets (nearly parallel cutting planes). K: scratch of
-    (m+1)^2 + m+1 doubles, F: m ints. Returns the number of rounds, or -1 when a KKT system was singular
-    or the rounds ran out (beta is then feasible, and as good as the last step left it)."""
-    cdef Py_ssize_t j, k, p, q, nf = 0, n, blk
-    cdef double t, d, s, gmin, gbest, hs
+    QP exactly, step towards its solution as far as beta >= 0 allows (dropping the blocking
+    index), and once on the face's optimum add the index with the most negative reduced gradient.
+    Exact in finitely many rounds where SMO's first-order steps crawl on ill-conditioned working
+    sets (nearly parallel cutting planes). The face's KKT system is solved with a Cholesky factor
+    of M_FF = H_FF + c 11' (on the simplex 1/2 beta'M beta differs from 1/2 beta'H beta by the
+    constant c/2, and the zero row's M is then positive), kept in `fc` and updated as indices join
+    or leave the face (rows appended, Givens rotations), also from one call to the next: each
+    round costs O(|F|^2), not the O(|F|^3) of a factorisation. x: scratch of 2m doubles. Returns
+    the number of rounds, or -1 when the face's system was singular or the rounds ran out (beta
+    is then feasible, and as good as the last step left it)."""
+    cdef Py_ssize_t j, p, nf, blk, jbest
+    cdef double t, d, s, gmin, gbest, u1, v1, lam
+    cdef double *v = x + m
     cdef int r
-    cdef Py_ssize_t jbest
-    cdef double *x = K + (m + 1) * (m + 1)     # the KKT solution (nf + 1 <= m + 1)
+    # the face carried over loses the indices whose beta fell to 0 and gains those that rose
+    _face_prune(fc, beta)
     for j in range(m):
-        if beta[j] > 0.0:
-            F[nf] = <int> j
-            nf += 1
-    if nf == 0:
+        x[j] = 0.0
+    for p in range(fc.nf):
+        x[fc.F[p]] = 1.0
+    for j in range(m):
+        if beta[j] > 0.0 and x[j] == 0.0 and _face_append(H, ld, fc, <int> j) < 0:
+            return -1
+    if fc.nf == 0:
         return -1
     for r in range(max_rounds):
-        n = nf + 1
-        # the border (sum(beta) = 1) is scaled to H's diagonal: with 1s beside a Gram of large
-        # entries the last pivot would fall below the singularity threshold for no reason
-        hs = 0.0
+        nf = fc.nf
+        # the face's optimum: M x = b_F - lam 1 with sum(x) = 1
         for p in range(nf):
-            hs = max(hs, H[F[p] * ld + F[p]])
-        if hs <= 0.0:
-            hs = 1.0
+            x[p] = b[fc.F[p]]
+            v[p] = 1.0
+        _face_solve2(fc, x, v)
+        u1 = 0.0
+        v1 = 0.0
         for p in range(nf):
-            for q in range(nf):
-                K[p * n + q] = H[F[p] * ld + F[q]]
-            K[p * n + nf] = hs
-            K[nf * n + p] = hs
-            x[p] = b[F[p]]
-        K[nf * n + nf] = 0.0
-        x[nf] = hs
-        if _solve_kkt(K, n, x) < 0:
+            u1 += x[p]
+            v1 += v[p]
+        if not v1 > 0.0:
             return -1
+        lam = (u1 - 1.0) / v1
+        for p in range(nf):
+            x[p] -= lam * v[p]
         # ratio test along x_F - beta_F
         t = 1.0
         blk = -1
         for p in range(nf):
-            d = x[p] - beta[F[p]]
-            if d < 0.0 and beta[F[p]] + t * d < 0.0:
-                t = beta[F[p]] / (-d)
+            d = x[p] - beta[fc.F[p]]
+            if d < 0.0 and beta[fc.F[p]] + t * d < 0.0:
+                t = beta[fc.F[p]] / (-d)
                 blk = p
         s = 0.0
         for p in range(nf):
-            beta[F[p]] += t * (x[p] - beta[F[p]])
-            if beta[F[p]] < 0.0 or p == blk:
-                beta[F[p]] = 0.0
-            s += beta[F[p]]
+            beta[fc.F[p]] += t * (x[p] - beta[fc.F[p]])
+            if beta[fc.F[p]] < 0.0 or p == blk:
+                beta[fc.F[p]] = 0.0
+            s += beta[fc.F[p]]
         if s <= 0.0:
             return -1
         for p in range(nf):
-            beta[F[p]] /= s
+            beta[fc.F[p]] /= s
         if t <= 0.0:               # degenerate: no move possible (leave it to SMO)
             return -1
         if blk >= 0 or t < 1.0:
-            q = 0
-            for p in range(nf):
-                if beta[F[p]] > 0.0:
-                    F[q] = F[p]
-                    q += 1
-            nf = q
-            if nf == 0:
+            _face_prune(fc, beta)
+            if fc.nf == 0:
                 return -1
             continue
-        # on the face's optimum: reduced gradients of the indices outside F
-        gmin = 1e300
-        for p in range(nf):
-            s = -b[F[p]]
-            for q in range(nf):
-                s += H[F[p] * ld + F[q]] * beta[F[q]]
-            if s < gmin:
-                gmin = s
+        # on the face's optimum: reduced gradients of the indices outside F against the face's
+        # common one, H_FF x - b_F = -(lam + c) (from M x = b_F - lam 1 and sum(x) = 1)
+        gmin = -(lam + fc.c)
         jbest = -1
         gbest = gmin - tol
         for j in range(m):
             if beta[j] > 0.0:
                 continue
             s = -b[j]
-            for q in range(nf):
-                s += H[j * ld + F[q]] * beta[F[q]]
+            for p in range(nf):
+                s += H[j * ld + fc.F[p]] * beta[fc.F[p]]
             if s < gbest:
                 gbest = s
                 jbest = j
         if jbest < 0:
             return r + 1
-        # keep the face's indices first, then the new one
-        k = 0
-        for p in range(nf):
-            if beta[F[p]] > 0.0:
-                F[k] = F[p]
-                k += 1
-        F[k] = <int> jbest
-        nf = k + 1
+        _face_prune(fc, beta)
+        if _face_append(H, ld, fc, <int> jbest) < 0:
+            return -1
     return -1
 
 
+cdef void _face_prune(Face *fc, const double *beta) noexcept nogil:
+    """Remove the face's indices whose beta is 0."""
+    cdef Py_ssize_t p = fc.nf - 1
+    while p >= 0:
+        if not beta[fc.F[p]] > 0.0:
+            _face_delete(fc, p)
+        p -= 1
+
+
 cdef int simplex_qp_hybrid(const double *H, Py_ssize_t ld, const double *b, double *beta, double *grad,
-                           Py_ssize_t m, double tol, int max_iter, double *K, int *F) noexcept nogil:
+                           Py_ssize_t m, double tol, int max_iter, Face *fc, double *x) noexcept nogil:
     """The active-set method, then SMO from where it stopped (SMO certifies the pair gap <= tol,
-    and takes over when a KKT system was singular). Returns SMO's steps."""
-    simplex_qp_active_set(H, ld, b, beta, grad, m, tol, <int> (2 * m + 10), K, F)
+    and takes over when a face's system was singular). Returns SMO's steps."""
+    simplex_qp_active_set(H, ld, b, beta, m, tol, <int> (2 * m + 10), fc, x)
     return simplex_qp(H, ld, b, beta, grad, m, tol, max_iter)
 
 
@@ -224,20 +280,37 @@ def solve_simplex_qp(H, b, beta0=None, double total=1.0, double tol=1e-12, int m
     cdef int steps
     if active_set and abs(total - 1.0) > 1e-12:
         raise ValueError("the active-set method solves on the unit simplex (total = 1)")
-    Karr = np.zeros((m + 1) * (m + 2))
+    Larr = np.zeros(m * m)
+    Xarr = np.zeros(2 * m)
     if active_set and beta0 is None:       # start at the best vertex
         j = int(np.argmax(np.asarray(bv) - 0.5 * np.diag(np.asarray(Hv))))
         beta[:] = 0.0
         beta[j] = 1.0
     Farr = np.zeros(m, dtype=np.int32)
-    cdef double[::1] Kv = Karr
+    cdef double[::1] Lv = Larr
+    cdef double[::1] Xv = Xarr
     cdef int[::1] Fv = Farr
+    cdef Face fc
+    fc.L = &Lv[0]
+    fc.ldl = m
+    fc.F = &Fv[0]
+    fc.nf = 0
+    fc.work = 0
+    fc.c = float(np.max(np.diag(np.asarray(Hv))))
+    if not fc.c > 0.0:
+        fc.c = 1.0
     with nogil:
         if active_set:
-            steps = simplex_qp_hybrid(&Hv[0, 0], m, &bv[0], &betav[0], &gv[0], m, tol, max_iter, &Kv[0], &Fv[0])
+            steps = simplex_qp_hybrid(&Hv[0, 0], m, &bv[0], &betav[0], &gv[0], m, tol, max_iter, &fc, &Xv[0])
         else:
             steps = simplex_qp(&Hv[0, 0], m, &bv[0], &betav[0], &gv[0], m, tol, max_iter)
     return beta, steps
+
+
+# OneSlackQP recomputes its face's factor from scratch every this many solves: the updates'
+# rounding stays far below FACE_PIVOT, and a rebuild costs about as much as this many solves' updates
+# (benchmarks/cutting_plane.py).
+cdef long long REFACTOR_EVERY = 100
 
 
 # The Gram part of OneSlackQP's tolerance, relative to its largest diagonal entry: a few hundred
@@ -282,8 +355,9 @@ cdef class OneSlackQP:
     cdef double *grad
     cdef double *Gb
     cdef long long *idle
-    cdef double *K                          # (cap+1)^2 scratch of the active-set method
-    cdef int *F
+    cdef Face face                          # the active-set method's face, kept between solves
+    cdef double *X                          # 2 cap scratch of the active-set method
+    cdef long long solves_since_factor
     cdef readonly int inactive_after
     cdef readonly double qp_tol
     cdef readonly int max_steps
@@ -302,8 +376,13 @@ cdef class OneSlackQP:
         self.grad = NULL
         self.Gb = NULL
         self.idle = NULL
-        self.K = NULL
-        self.F = NULL
+        self.face.L = NULL
+        self.face.F = NULL
+        self.face.nf = 0
+        self.face.ldl = 0
+        self.face.c = 0.0
+        self.face.work = 0
+        self.X = NULL
 
     def __init__(self, Py_ssize_t n_weights, int inactive_after=50, double qp_tol=1e-10, int max_steps=1000000):
         self.n_weights = n_weights
@@ -334,14 +413,16 @@ cdef class OneSlackQP:
         free(self.grad)
         free(self.Gb)
         free(self.idle)
-        free(self.K)
-        free(self.F)
+        free(self.face.L)
+        free(self.face.F)
+        free(self.X)
 
     cdef int _reserve(self, Py_ssize_t cap) noexcept nogil:
         """Capacity for `cap` rows (keeps the first m rows and G[:m, :m]); -1 on OOM."""
         cdef Py_ssize_t j, d = max(self.n_weights, 1)
         cdef double *A
         cdef double *G
+        cdef double *L
         if cap <= self.cap:
             return 0
         A = <double *> realloc(self.A, cap * d * sizeof(double))
@@ -360,10 +441,18 @@ cdef class OneSlackQP:
         self.grad = <double *> realloc(self.grad, cap * sizeof(double))
         self.Gb = <double *> realloc(self.Gb, cap * sizeof(double))
         self.idle = <long long *> realloc(self.idle, cap * sizeof(long long))
-        self.K = <double *> realloc(self.K, (cap + 1) * (cap + 2) * sizeof(double))
-        self.F = <int *> realloc(self.F, cap * sizeof(int))
+        self.X = <double *> realloc(self.X, 2 * cap * sizeof(double))
+        self.face.F = <int *> realloc(self.face.F, cap * sizeof(int))
+        L = <double *> malloc(cap * cap * sizeof(double))
+        if L == NULL:
+            return -1
+        for j in range(self.face.nf):
+            memcpy(L + j * cap, self.face.L + j * self.face.ldl, (j + 1) * sizeof(double))
+        free(self.face.L)
+        self.face.L = L
+        self.face.ldl = cap
         if (self.b == NULL or self.beta == NULL or self.grad == NULL or self.Gb == NULL or self.idle == NULL
-                or self.K == NULL or self.F == NULL):
+                or self.X == NULL or self.face.F == NULL):
             return -1
         self.cap = cap
         return 0
@@ -372,6 +461,11 @@ cdef class OneSlackQP:
     def w(self):
         """w = A' beta (a view, overwritten by the next add)."""
         return self.w_arr
+
+    @property
+    def factor_work(self):
+        """Multiply-adds spent on the active-set method's Cholesky factors, all solves."""
+        return self.face.work
 
     @property
     def n_constraints(self):
@@ -433,8 +527,17 @@ cdef class OneSlackQP:
             scale = max(scale, fabs(self.b[j]))
             gmax = max(gmax, self.G[j * cap + j])
         tol = max(self.qp_tol * scale, QP_ROUNDING * gmax)
+        # the face's factor is recomputed from scratch (by the active set's appends) now and then,
+        # for the rounding of its updates, and when the Gram's scale moved away from its c
+        if gmax <= 0.0:
+            gmax = 1.0
+        if (self.solves_since_factor >= REFACTOR_EVERY or not (0.25 * self.face.c <= gmax <= 4.0 * self.face.c)):
+            self.face.nf = 0
+            self.face.c = gmax
+            self.solves_since_factor = 0
+        self.solves_since_factor += 1
         self.qp_steps += simplex_qp_hybrid(self.G, cap, self.b, self.beta, self.grad, m, tol,
-                                           self.max_steps, self.K, self.F)
+                                           self.max_steps, &self.face, self.X)
         # w = A' beta over the rows in use
         memset(w, 0, d * sizeof(double))
         for j in range(1, m):
@@ -492,4 +595,15 @@ cdef class OneSlackQP:
                     q += 1
             p += 1
         self.n_dropped += self.m - p
+        # the face's indices follow their rows (an index dropped: the factor is rebuilt next solve)
+        q = 0
+        for j in range(self.m):
+            self.X[j] = -1.0 if keep[j] == 0.0 else <double> q
+            if keep[j] != 0.0:
+                q += 1
+        for k in range(self.face.nf):
+            if self.X[self.face.F[k]] < 0.0:
+                self.face.nf = 0
+                break
+            self.face.F[k] = <int> self.X[self.face.F[k]]
         self.m = p
