@@ -84,12 +84,14 @@ class Param:
 
     kind: "int", "real" (with low/high/closed: "left", "right", "both" or "neither"), "bool",
     "options" (strings), "seed" (an int, None, or a numpy Generator/RandomState), "verbose", "callable",
-    "any" (checked by the model itself); none: None is allowed too; also: scikit-learn constraint
-    names accepted besides ("array-like", "dict", "solver"); flag: the ssvm-train option."""
+    "solver" (an instance of one of `types`, or a registered solver's name), "any" (checked by the
+    model itself); none: None is allowed too; also: scikit-learn constraint names accepted besides
+    ("array-like", "dict", "solver"); flag: the ssvm-train option."""
 
     def __init__(self, name, kind, default, doc, low=None, high=None, closed="left", options=(), none=False,
-                 also=(), flag=None, type_text=None):
+                 also=(), flag=None, type_text=None, types=()):
         self.name, self.kind, self.default, self.doc = name, kind, default, doc
+        self.types = tuple(types)
         self.low, self.high, self.closed = low, high, closed
         self.options, self.none, self.also, self.flag = tuple(options), none, tuple(also), flag
         self.type_text = type_text
@@ -182,8 +184,7 @@ class Param:
             return isinstance(value, str)
         if kind == "solver":
             from .registry import SOLVERS
-            from .solvers.solver import Solver
-            return isinstance(value, Solver) or isinstance(value, str) and value in SOLVERS
+            return isinstance(value, self.types) or isinstance(value, str) and value in SOLVERS
         return True
 
     def _in_range(self, v):
@@ -229,8 +230,7 @@ class Param:
             out.append(str)
         elif self.kind == "solver":
             from .registry import SOLVERS
-            from .solvers.solver import Solver
-            out += [StrOptions(set(SOLVERS)), Solver]
+            out += [StrOptions(set(SOLVERS)), *self.types]
         elif self.kind == "any":
             out = "no_validation"
         if self.kind != "options" and self.options:

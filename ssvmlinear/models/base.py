@@ -6,6 +6,7 @@ import numpy as np
 from .. import checks
 from ..params import Param, Params
 from ..registry import check_solver_loss, make_solver
+from ..solvers.solver import Solver
 
 # Problems whose bound on the dual's weights, |w| <= 2 max_i C_i sum_r (|x_r| + 1) (rows r, the +1
 # for unit features such as a chain's transitions), squares past this are refused before training:
@@ -46,7 +47,7 @@ COMMON_PARAMS = (
           "(times sample_weight_i); LIBLINEAR's scaling.", low=0, closed="neither", flag="c"),
     Param("solver", "solver", None, "The training method: a name (its default parameters) or a solver object "
           "of ssvmlinear.solvers holding its own; None: 'sdm' for loss='margin', 'sdcd' for 'lse', 'pegasos' "
-          "for the other surrogates.", none=True),
+          "for the other surrogates.", none=True, types=(Solver,)),
     Param("loss", "str", "margin", "The surrogate: 'margin' (margin rescaling), 'lse' (linear summed error) or "
           "a bi-criteria surrogate of ssvmlinear.surrogates ('slack', 'beta:B', ...)."),
     Param("tol", "real", None, "The solver's own stopping rule at this tolerance; None: its default tolerance "
