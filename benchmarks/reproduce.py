@@ -375,6 +375,7 @@ def search_table(X, Y, n_iter, per_iter, seed=0, eps=1e-3, searches=("angular", 
     search, ms per search, exact %, best-among-the-searches %)}."""
     from ssvmlinear import MultiLabelSSVM
     from ssvmlinear._kernels.search import StructureOracle
+    from ssvmlinear.search import run_on_structure
     from ssvmlinear.solvers import CuttingPlane
     from ssvmlinear.surrogates import parse_surrogate, psi
     weights = []
@@ -399,11 +400,11 @@ def search_table(X, Y, n_iter, per_iter, seed=0, eps=1e-3, searches=("angular", 
         examples = rng.choice(X.shape[0], min(per_iter, X.shape[0]), replace=False)
         for i in examples:
             best = xi[i]
-            top = None if edges else orc.run(w, int(i), "slack", "exact")["value"]
+            top = None if edges else run_on_structure(orc, w, int(i), "slack", "exact")["value"]
             values = {}
             for s in stats:
                 t = time.perf_counter()
-                r = orc.run(w, int(i), "slack", s, ratio=0.999 if s == "angular" else 1.0, max_calls=200)
+                r = run_on_structure(orc, w, int(i), "slack", s, ratio=0.999 if s == "angular" else 1.0, max_calls=200)
                 stats[s][2] += time.perf_counter() - t
                 value = label_value(w, int(i), r)
                 stats[s][0] += value > xi[i] + eps

@@ -93,6 +93,7 @@ def search_table(name, est, fit, structure_of, per_iter=40, max_iters=300, loss=
     hull searches start from the labels they returned for that example last time (the paper's
     label cache; the thesis' warm start from the previous vertices)."""
     from ssvmlinear._kernels.search import StructureOracle
+    from ssvmlinear.search import run_on_structure
     rows = {m: dict(ok=0, n=0, calls=0, us=0.0) for m in SEARCHES}
     snaps = []
     est.set_params(max_iter=max_iters, callback=lambda e: snaps.append(e.current_weights_.copy()))
@@ -103,10 +104,10 @@ def search_table(name, est, fit, structure_of, per_iter=40, max_iters=300, loss=
     cache = {}       # (search, example) -> labels it returned last time (warm start / label cache)
     for w in snaps:
         for i in rng.choice(st.n_examples, min(per_iter, st.n_examples), replace=False):
-            ref = orc.run(w, i, loss, "exact")["value"]
+            ref = run_on_structure(orc, w, i, loss, "exact")["value"]
             for m in SEARCHES:
                 t = time.perf_counter()
-                r = orc.run(w, i, loss, m, ratio=0.999 if m == "angular" else 1.0,
+                r = run_on_structure(orc, w, i, loss, m, ratio=0.999 if m == "angular" else 1.0,
                             warm=cache.get((m, i), ()) if warm else ())
                 if warm and m in ("angular", "hull", "hull-integral"):
                     cache[m, i] = r["labels"]

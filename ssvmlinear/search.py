@@ -82,6 +82,14 @@ def maximize(loss, oracle, method="hull", constrained_oracle=None, max_calls=Non
     return SearchResult(value, [p[0] for p in parts], [p[1] for p in parts], n_calls, h, g)
 
 
+def run_on_structure(oracle, w, i, loss, method, lam0=1.0, ratio=1.0, max_calls=MAX_CALLS, scale=1.0, warm=()):
+    """One search of example i through a structure's oracle (_kernels.search.StructureOracle), the
+    surrogate and the search given by name; returns dict(value, h, g, labels, weights, n_calls)."""
+    sur = parse_surrogate(loss)
+    return oracle.run(w, i, sur.kind, sur.alpha, sur.beta, _parse_method(method), lam0, ratio, max_calls, scale,
+                      warm, method)
+
+
 # ------------------------------------------------------------------ the solvers' set-up
 
 def surrogate_problem(loss, search, convex=False, linear=False):

@@ -12,6 +12,7 @@ from ssvmlinear._kernels.dataset import CSRDataset
 from ssvmlinear._kernels.factor import MARGINAL_ONE_VALUE
 from ssvmlinear._kernels.pairwise_multilabel import PairwiseMultiLabelStructure
 from ssvmlinear._kernels.relaxed_multilabel import RelaxedPairwiseMultiLabelStructure
+from ssvmlinear.search import run_on_structure
 from ssvmlinear.solvers import SDCD, SDM, CuttingPlane, Pegasos, solve
 
 from test_multilabel import random_multilabel
@@ -371,7 +372,7 @@ def test_angular_search_on_a_loopy_mrf_finds_the_slack_maximum():
             if a < 0 and 0 < -b / (2 * a) < 1:
                 t = -b / (2 * a)
                 best = max(best, (d0 + t * dd) * (1 + m0 + t * dm))
-        got = orc.run(w, i, "slack", "angular", ratio=1.0, max_calls=200)["value"]
+        got = run_on_structure(orc, w, i, "slack", "angular", ratio=1.0, max_calls=200)["value"]
         assert got == pytest.approx(best, rel=1e-4, abs=1e-6)
 
 

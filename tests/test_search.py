@@ -16,6 +16,7 @@ from ssvmlinear._kernels.chain import ChainStructure
 from ssvmlinear._kernels.dataset import CSRDataset
 from ssvmlinear._kernels.multiclass import MulticlassStructure
 from ssvmlinear._kernels.search import StructureOracle
+from ssvmlinear.search import run_on_structure
 from ssvmlinear.surrogates import parse_surrogate, psi
 
 LOSSES = ["slack", "beta:0.25", "beta:0.5", "beta:0.75", "generalized:0,0.5", "generalized:1,1",
@@ -244,23 +245,23 @@ def test_structure_searches_match_enumeration(seed):
                 vals = np.array([psi(sur, h, g) for h, g in zip(H, G)])
                 best = max(vals.max(), 0.0)
                 for meth in ("exact", "angular"):
-                    r = orc.run(w, i, loss, meth)
+                    r = run_on_structure(orc, w, i, loss, meth)
                     # (ProbLoss values below 1e-9 are zero loss for every purpose)
                     assert r["value"] == pytest.approx(best, rel=1e-9, abs=1e-9), (loss, meth)
                     assert psi(sur, st.py_score(w, i, r["labels"][0]) - f_true,
                                st.py_loss(i, r["labels"][0])) == pytest.approx(best, rel=1e-9, abs=1e-9)
                 lam1 = max(vals[np.argmax(H + G)], 0.0)
                 for meth in ("binary", "bisecting") + (("sarawagi",) if loss == "slack" else ()):
-                    r = orc.run(w, i, loss, meth)
+                    r = run_on_structure(orc, w, i, loss, meth)
                     lab = r["labels"][0]
                     assert r["value"] >= lam1 - 1e-9 and r["value"] <= best + 1e-9
                     assert psi(sur, st.py_score(w, i, lab) - f_true, st.py_loss(i, lab)) == \
                         pytest.approx(r["value"], rel=1e-9, abs=1e-12)
-                r = orc.run(w, i, loss, "hull")
+                r = run_on_structure(orc, w, i, loss, "hull")
                 assert r["value"] >= best - 1e-9
                 if seed < 10:
                     assert r["value"] == pytest.approx(hull_optimum(sur, np.c_[H, G]), rel=1e-7, abs=1e-9)
-                r = orc.run(w, i, loss, "hull-integral")
+                r = run_on_structure(orc, w, i, loss, "hull-integral")
                 assert len(r["labels"]) == 1
                 # the integral answer is a real label with the value reported
                 lab = r["labels"][0]
@@ -286,7 +287,7 @@ def test_hull_integral_with_a_reused_oracle_reports_its_label_value(loss):
         w = rng.standard_normal(st.n_weights) * 2
         orc = StructureOracle(st)
         for i in range(len(lengths)):
-            r = orc.run(w, i, loss, "hull-integral")
+            r = run_on_structure(orc, w, i, loss, "hull-integral")
             lab = r["labels"][0]
             f_true = st.py_score(w, i, st.py_true_label(i))
             got = psi(sur, st.py_score(w, i, lab) - f_true, st.py_loss(i, lab))
@@ -364,9 +365,9 @@ def test_microf1_searches_on_multilabel(seed):
         G = np.array([-(l.sum() + yi.sum()) for l in labels], dtype=float)
         vals = np.array([psi(sur, h, g) for h, g in zip(H, G)])
         best = max(vals.max(), 0.0)
-        r = orc.run(w, i, "microf1", "exact")
+        r = run_on_structure(orc, w, i, "microf1", "exact")
         assert r["value"] == pytest.approx(best, rel=1e-9, abs=1e-12)
-        r = orc.run(w, i, "microf1", "hull")
+        r = run_on_structure(orc, w, i, "microf1", "hull")
         pts = np.c_[H, G]
         ref = max(best, max((seg_best(sur, pts[a], pts[b]) for a, b in
                              itertools.combinations(range(len(pts)), 2)), default=best))
@@ -413,7 +414,7 @@ def test_microf1_is_a_capability_not_a_class():
     from ssvmlinear._kernels.multilabel import MultiLabelStructure
     ml = MultiLabelStructure(CSRDataset(X, 1.0), np.eye(4, 3, dtype=np.int32), False)
     assert ml.offers_microf1
-    StructureOracle(ml, microf1=True).run(np.zeros(ml.n_weights), 0, "microf1", "exact")
+    run_on_structure(StructureOracle(ml, microf1=True), np.zeros(ml.n_weights), 0, "microf1", "exact")
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -444,9 +445,9 @@ def test_microf1_searches_on_chains(seed):
         G = np.array([-(inside(l).sum() + inside(yi).sum()) for l in labels], dtype=float)
         vals = np.array([psi(sur, h, g) if g < 0 else h for h, g in zip(H, G)])
         best = max(vals.max(), 0.0)
-        r = orc.run(w, i, "microf1", "exact")
+        r = run_on_structure(orc, w, i, "microf1", "exact")
         assert r["value"] == pytest.approx(best, rel=1e-9, abs=1e-12)
-        r = orc.run(w, i, "microf1", "hull")
+        r = run_on_structure(orc, w, i, "microf1", "hull")
         pts = np.c_[H, G][G < 0]
         ref = max([best] + [seg_best(sur, pts[a], pts[b]) for a, b in itertools.combinations(range(len(pts)), 2)])
         assert r["value"] == pytest.approx(ref, rel=1e-7, abs=1e-9)

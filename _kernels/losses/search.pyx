@@ -395,17 +395,15 @@ cdef class StructureOracle(LabelOracle):
         return o
 
     # Python access (tests, the benchmark's per-call comparison)
-    def run(self, const double[::1] w, Py_ssize_t i, str loss, str method, double lam0=1.0,
-            double ratio=1.0, int max_calls=50, double scale=1.0, warm=()):
-        """Run one search on example i; returns dict(value, h, g, labels, weights, n_calls).
-        `warm`: labels known from an earlier search (the label cache / previous hull vertices)."""
-        from ssvmlinear.search import _parse_method
-        from ssvmlinear.surrogates import parse_surrogate
-        sur = parse_surrogate(loss)
+    def run(self, const double[::1] w, Py_ssize_t i, int kind, double alpha, double beta, int meth,
+            double lam0=1.0, double ratio=1.0, int max_calls=50, double scale=1.0, warm=(), method="search"):
+        """Run one search (surrogate kind/alpha/beta, search number) on example i; returns
+        dict(value, h, g, labels, weights, n_calls). `warm`: labels known from an earlier search
+        (the label cache / previous hull vertices); `method`: the search's name in messages.
+        ssvmlinear.search.run_on_structure takes the names instead."""
         cdef Surrogate s
-        s.kind, s.alpha, s.beta = sur.kind, sur.alpha, sur.beta
-        cdef int meth = _parse_method(method)
-        if (sur.kind == SURR_MICROF1) != bool(self.microf1):
+        s.kind, s.alpha, s.beta = kind, alpha, beta
+        if (kind == SURR_MICROF1) != bool(self.microf1):
             raise ValueError("construct the StructureOracle with microf1=True for loss='microf1' "
                              "(and only then)")
         self.set_example(&w[0], scale, i)
