@@ -189,7 +189,7 @@ class SearchSetup(namedtuple("SearchSetup", "surrogate method ratio max_calls mi
         """Whether the training search itself finds the true loss of every example."""
         return (self.method, self.ratio) == self.measure_method(structure)
 
-    def measure(self, structure, Cs, team=None):
+    def measure(self, structure, Cs):
         """w -> sum_i C_i loss_i(w), each loss by measure_method's search."""
         import numpy as np
         from ssvmlinear._kernels.cuttingplane import SurrogatePass
