@@ -31,7 +31,8 @@ on OCR fold 0 alone that is 0.1 / 626 = 0.000159744):
   chain-C10-e0.5, chain-C10-e2   SDM at large C = 10 with -e 0.5 and -e 2, max_iter = 1000
                         so a case ends
   mc-<solver>[-e..]     the same fourteen on MulticlassSSVM, the same letters as independent
-                        examples (tests/conftest.py's ocr_letters)
+                        examples (tests/conftest.py's ocr_letters; eps = 0.1 / the letters); v0.2.0
+                        has no multiclass GDMM: mc-gdmm* say "not in previous"
   ml-tree, ml-full      MultiLabelSSVM on scene (1,211 examples, 6 labels), edges="chow-liu"
                         (a tree) and edges="full" (all pairs), default solver and tol
   hier-nhsvm            HierarchicalSSVM(model="nhsvm") on data/hier_demo (a one-sided tree of 6
@@ -47,8 +48,8 @@ on the smaller data, 3 pairs each, 60 s per fit at most (a current fit that time
 case and ends it). With --gate F, a case whose ratio is in (F, 2F] gets --reps more pairs and
 is judged on all of them (a confirmation against noise, not a retry until it passes); --gate F
 exits with status 1 and a line per failing case (ratio > F, or the current version failing or
-timing out on a case the previous one runs). CI runs `--quick --gate 1.5`; before calling a solver change done, run the
-full suite and put its table in the closing note (every ratio <= 1.05).
+timing out on a case the previous one runs). CI runs `--quick --gate 1.5`; before calling a
+solver change done, run the full suite and put its table in the closing note (every ratio <= 1.05).
 
     python benchmarks/vs_previous.py                                   # the full run, 3 pairs
     python benchmarks/vs_previous.py --quick --gate 1.5                # CI's release gate
