@@ -25,13 +25,26 @@ COMMANDS = {
 LIBLINEAR = "from liblinear.commonutil import *; from liblinear import liblinearutil"
 
 
-def wall(code, reps):
-    times = []
-    for _ in range(reps):
-        t = time.perf_counter()
-        subprocess.run([sys.executable, "-c", code], capture_output=True)
-        times.append(time.perf_counter() - t)
-    return float(np.median(times))
+# appended to a command's code: its peak RSS (VmHWM) on stderr at exit, even through sys.exit (the
+# rusage of a child would count the parent's size at fork, kept across exec)
+PEAK = ("\nimport sys as _s\ntry:\n    _s.stderr.write('VmHWM-MB %.1f\\n' % (int([l.split()[1] for l in "
+        "open('/proc/self/status') if l.startswith('VmHWM:')][0]) / 1024))\nexcept (OSError, IndexError):\n    pass\n")
+
+
+def run_once(code, python=None, cwd=None):
+    """One run of `python -c code` in a fresh process: (wall seconds, its peak RSS in MB or nan).
+    The RSS line costs a read of /proc/self/status after the code (under a millisecond)."""
+    wrapped = "try:\n" + "".join(f"    {line}\n" for line in code.splitlines()) + "finally:" + \
+        "".join(f"\n    {line}" for line in PEAK.strip().splitlines())
+    t = time.perf_counter()
+    r = subprocess.run([python or sys.executable, "-c", wrapped], capture_output=True, text=True, cwd=cwd)
+    seconds = time.perf_counter() - t
+    rss = [float(line.split()[1]) for line in r.stderr.splitlines() if line.startswith("VmHWM-MB ")]
+    return seconds, (rss[-1] if rss else float("nan"))
+
+
+def wall(code, reps, python=None):
+    return float(np.median([run_once(code, python)[0] for _ in range(reps)]))
 
 
 def sklearn_modules(code):
