@@ -55,8 +55,9 @@ class SDM(Solver):
     (LIBLINEAR -s 4's): a type-I pass whose largest KKT violation is <= tol. At large C (C R^2
     above catalyst.CATALYST_SCALE), SDM runs inside Catalyst, whose default fit stops on a
     relative duality gap <= GAP_TOL (1 %); an explicit tol stops there at the first centre whose
-    relative gap is <= GAP_TOL * min(1, tol / default_tol) -- what the default rule asks, and
-    proportionally less below default_tol -- or, at a centre whose gap is below
+    relative gap is <= GAP_TOL * min(1, tol / default_tol)^2 -- what the default rule asks, and
+    quadratically less below default_tol (the weights' distance to the optimum goes as the gap's
+    square root) -- or, at a centre whose gap is below
     catalyst.KKT_CHECK_GAP, on a pass of the original problem whose largest KKT violation is
     <= tol. A looser tol therefore never runs past a tighter one's stop, and from default_tol on
     it stops where the default rule does. On a Dask cluster SDM runs inside CoCoA+.
@@ -128,7 +129,9 @@ class SDM(Solver):
             # stops it too, and its passes take the default fit's inner tolerance scaled alike
             # (a looser tol then takes the default fit's very passes: never more of them)
             scale = min(1.0, problem.tol / self.default_tol)
-            implied = GAP_TOL * scale
+            # squared below default_tol: a relative gap g bounds |w - w*| only by sqrt(2 g P), so
+            # a tight tol (1e-10: a fit to the optimum's precision) leaves the stop to its KKT rule
+            implied = GAP_TOL * scale * scale
             run.inner_tol = 0.1 * self.default_tol * scale
         return CatalystRun(run, kappa, problem.gap_tol, implied_gap=implied)
 
