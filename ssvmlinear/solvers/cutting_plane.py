@@ -30,6 +30,12 @@ QP_TOL = 1e-9
 # caches' most violated constraint at the QP's minimiser, built without oracle calls, joins the QP
 # while it is violated by more than the rule's threshold (Alg. 2's kappa2 = 5 schedule).
 MAX_TYPE2 = 5
+# LSE: type-II iterations only once the caches have nearly stopped growing (the last oracle pass
+# added at most GROWTH_TYPE2 * n labels: while the oracles keep finding new labels, re-optimising
+# over the caches is wasted on a problem far from the full one) and only while the gap is over
+# FAR_TYPE2 times the rule's threshold (near it, OCAS iterations close the gap in fewer passes).
+GROWTH_TYPE2 = 0.1
+FAR_TYPE2 = 100.0
 
 
 def line_minimum(wd, dd, slope0, t, jump, t_max):
@@ -204,6 +210,9 @@ class CuttingPlaneRun(Run):
         self.use_oracle = bool(solver.oracle)
         self.stats = dict(oracle_calls=0, oracle_seconds=0.0, line_passes=0, oracle_passes=0, cache_passes=0)
         self.type2 = 0              # LSE: type-II iterations since the last type-I one
+        self.cached_labels = 0      # LSE: labels in the caches after the last oracle pass
+        self.n_examples = structure.n_examples
+        self.new_labels = structure.n_examples   # LSE: labels the last oracle pass added
         self.a = np.zeros(structure.n_weights)
         self.qp = OneSlackQP(structure.n_weights, solver.inactive_after, QP_TOL)
         self.w_base = np.zeros(structure.n_weights)      # OCAS's best point (the line searches')
@@ -232,6 +241,9 @@ class CuttingPlaneRun(Run):
             # the running accumulators are rebuilt from scratch now and then (rounding)
             self.orc.run_pass(w, self.use_oracle, stats["oracle_passes"] % REBUILD_EVERY == 0)
             b, hsum, calls = self.orc.collect(self.a)
+        if self.lse:
+            size = int(self.orc.cache_sizes().sum())
+            self.new_labels, self.cached_labels = size - self.cached_labels, size
         stats["oracle_calls"] += calls
         stats["oracle_seconds"] += time.perf_counter() - t
         stats["oracle_passes"] += 1
@@ -285,7 +297,9 @@ class CuttingPlaneRun(Run):
     def step(self, limit):
         qp = self.qp
         self.iterations += 1
-        if self.lse and self.iterations > 1 and self.type2 < MAX_TYPE2:
+        if (self.lse and self.iterations > 1 and self.type2 < MAX_TYPE2
+                and self.new_labels <= GROWTH_TYPE2 * self.n_examples
+                and self.best - qp.dual > FAR_TYPE2 * self.threshold(self.best)):
             done = self.cache_step()
             if done is not None:
                 return done
