@@ -65,6 +65,19 @@ def test_lse_cutting_plane_matches_lse_sdcd(seed):
     assert cp.dual == pytest.approx(sdcd.dual, rel=1e-5)
 
 
+def test_lse_cutting_plane_iterates_over_the_caches_between_oracle_passes():
+    # Alg. 1's type-II iterations: at a tight tolerance most iterations re-optimise over the
+    # label caches (no oracle pass), at most MAX_TYPE2 in a row, and the run still converges
+    from ssvmlinear.solvers.cutting_plane import MAX_TYPE2
+    st, D, y, lengths, _ = random_chain_problem(1, n_seq=8, max_T=4, K=3)
+    Cs = np.full(len(lengths), 0.3)
+    cp = solve(CuttingPlane(), st, Cs, 1e-7, 10000, loss="lse")
+    assert cp.converged
+    assert cp.n_cache_passes > 0
+    assert cp.n_oracle_passes < cp.n_iter
+    assert cp.n_iter <= (MAX_TYPE2 + 1) * cp.n_oracle_passes
+
+
 def test_lse_cutting_plane_on_multiclass_closes_the_gap():
     X, y = random_multiclass(n=60, d=6, K=4, seed=5)
     cp = MulticlassSSVM(C=0.5, solver="cutting-plane", loss="lse", tol=1e-6, max_iter=10000).fit(X, y)

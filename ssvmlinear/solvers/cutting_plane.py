@@ -25,6 +25,17 @@ LINE_T_MAX = 2.0
 # The restricted QP's pair-gap tolerance relative to the constraints' largest b (OneSlackQP): far
 # below any stopping rule's, and above the rounding of the QP's gradients at large C.
 QP_TOL = 1e-9
+# LSE: after an OCAS iteration (type-I: line search and oracle pass), at most this many type-II
+# iterations in a row, Balamurugan et al.'s inner loop over the label caches (their V_i): the
+# caches' most violated constraint at the QP's minimiser, built without oracle calls, joins the QP
+# while it is violated by more than the rule's threshold (Alg. 2's kappa2 = 5 schedule).
+MAX_TYPE2 = 5
+# LSE: type-II iterations only once the caches have nearly stopped growing (the last oracle pass
+# added at most GROWTH_TYPE2 * n labels: while the oracles keep finding new labels, re-optimising
+# over the caches is wasted on a problem far from the full one) and only while the gap is over
+# FAR_TYPE2 times the rule's threshold (near it, OCAS iterations close the gap in fewer passes).
+GROWTH_TYPE2 = 0.1
+FAR_TYPE2 = 100.0
 
 
 def line_minimum(wd, dd, slope0, t, jump, t_max):
@@ -197,7 +208,11 @@ class CuttingPlaneRun(Run):
         if solver.init_caches is not None:
             self.orc.set_caches(solver.init_caches)
         self.use_oracle = bool(solver.oracle)
-        self.stats = dict(oracle_calls=0, oracle_seconds=0.0, line_passes=0, oracle_passes=0)
+        self.stats = dict(oracle_calls=0, oracle_seconds=0.0, line_passes=0, oracle_passes=0, cache_passes=0)
+        self.type2 = 0              # LSE: type-II iterations since the last type-I one
+        self.cached_labels = 0      # LSE: labels in the caches after the last oracle pass
+        self.n_examples = structure.n_examples
+        self.new_labels = structure.n_examples   # LSE: labels the last oracle pass added
         self.a = np.zeros(structure.n_weights)
         self.qp = OneSlackQP(structure.n_weights, solver.inactive_after, QP_TOL)
         self.w_base = np.zeros(structure.n_weights)      # OCAS's best point (the line searches')
@@ -226,6 +241,9 @@ class CuttingPlaneRun(Run):
             # the running accumulators are rebuilt from scratch now and then (rounding)
             self.orc.run_pass(w, self.use_oracle, stats["oracle_passes"] % REBUILD_EVERY == 0)
             b, hsum, calls = self.orc.collect(self.a)
+        if self.lse:
+            size = int(self.orc.cache_sizes().sum())
+            self.new_labels, self.cached_labels = size - self.cached_labels, size
         stats["oracle_calls"] += calls
         stats["oracle_seconds"] += time.perf_counter() - t
         stats["oracle_passes"] += 1
@@ -249,9 +267,43 @@ class CuttingPlaneRun(Run):
         """sum_i C_i loss_i(w) over the current caches (LSE's primal at w, without the oracle)."""
         return self.orc.cache_pass(w, np.zeros_like(self.a))[1]
 
+    def threshold(self, primal):
+        """The rule's bound on the gap (tol * sum_i C_i, and gap_tol times the primal)."""
+        threshold = self.tol * self.budget
+        if self.gap_tol is not None:
+            threshold = min(threshold, self.gap_tol * primal)
+        return threshold
+
+    def cache_step(self):
+        """Alg. 1's type-II iteration: the caches' most violated constraint at the QP's minimiser
+        (no oracle calls) joins the QP when it is violated by more than the rule's threshold; its
+        loss over the caches is LSE's primal there (the caches did not change since the last
+        oracle pass), which may become the best point's. None when it is not violated enough (a
+        type-I iteration follows)."""
+        qp = self.qp
+        w = np.array(qp.w)
+        b, hsum = self.orc.cache_pass(w, self.a)[:2]
+        self.stats["cache_passes"] += 1
+        primal = 0.5 * float(w @ w) + hsum
+        if hsum - qp.xi <= self.threshold(primal):
+            return None
+        if primal < self.best:
+            self.best, self.best_pass = primal, self.stats["oracle_passes"]
+            self.w_best[:] = w
+        self.type2 += 1
+        dual = qp.add(self.a, b)[1]
+        return Step(1, dual, primal, text=f"constraints {qp.n_constraints:4d} best {self.best:.10g} (caches)")
+
     def step(self, limit):
         qp = self.qp
         self.iterations += 1
+        if (self.lse and self.iterations > 1 and self.type2 < MAX_TYPE2
+                and self.new_labels <= GROWTH_TYPE2 * self.n_examples
+                and self.best - qp.dual > FAR_TYPE2 * self.threshold(self.best)):
+            done = self.cache_step()
+            if done is not None:
+                return done
+        self.type2 = 0
         w = self.cutting_point()
         b, hsum = self.oracle_pass(w)
         primal = 0.5 * float(w @ w) + hsum
@@ -267,10 +319,7 @@ class CuttingPlaneRun(Run):
     def converge_test(self):
         """The rule: best primal - the QP's dual <= tol * sum_i C_i (and gap_tol * primal)."""
         def holds():
-            threshold = self.tol * self.budget
-            if self.gap_tol is not None:
-                threshold = min(threshold, self.gap_tol * self.best)
-            return self.best - self.qp.dual <= threshold
+            return self.best - self.qp.dual <= self.threshold(self.best)
         if not holds():
             return False
         if self.lse and self.best_pass != self.stats["oracle_passes"]:
@@ -306,6 +355,7 @@ class CuttingPlaneRun(Run):
                 stats["oracle_passes"], 1)
         return dict(n_oracle_calls=stats["oracle_calls"], oracle_seconds=stats["oracle_seconds"],
                     n_oracle_passes=stats["oracle_passes"], n_line_passes=stats["line_passes"],
+                    n_cache_passes=stats["cache_passes"],
                     n_constraints=qp.n_constraints, qp_steps=qp.qp_steps,
                     working_set_size=int(self.orc.cache_sizes().sum()), bytes_per_iteration=bytes_per_iteration,
                     caches=self.orc.get_caches() if self.surrogate is None else None)
