@@ -60,6 +60,17 @@ def test_gate_logic(vs):
                                                                "1.10 > 1.05 (1.000 s -> 1.100 s, 3 pairs)"]
 
 
+
+def test_known_slower_cases_are_reported_not_failed(vs, monkeypatch):
+    assert set(vs.KNOWN_SLOWER) <= set(vs.CASES)
+    monkeypatch.setattr(vs, "KNOWN_SLOWER", {"slow": "a reason"})
+    rows = {"slow": vs.summarize(_row([1.0, 1.0, 1.0], [9.0, 9.0, 9.0])),
+            "other": vs.summarize(_row([1.0, 1.0, 1.0], [9.0, 9.0, 9.0]))}
+    lines = vs.gate_failures(rows, 1.5)
+    assert lines[0] == "GATE KNOWN: slow: ratio 9.00 (a reason)"
+    assert lines[1].startswith("GATE FAILED: other")
+
+
 def test_release_resolves_without_tags(vs, monkeypatch):
     class Failed:
         returncode, stdout = 1, ""
