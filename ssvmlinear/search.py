@@ -122,23 +122,29 @@ def _structure_name(structure):
     return getattr(structure, "description", None) or type(structure).__name__
 
 
-def structure_problem(structure, loss, search):
+def structure_problem(structure, loss, search, exact_violators=False):
     """An error message when `structure` lacks what `search` needs for `loss`, else None: the
     exact search enumerates loss values (a loss-indexed oracle), hull-integral asks for the k best
     labels, the angular search for the constrained oracle (or the loss-indexed one, which realises
-    it). Checked before any work."""
+    it), LSE with exact_violators every violating label (the k best). Checked before any work."""
     import numpy as np
-    if loss in ("margin", "lse") or structure.n_examples == 0:
+    if structure.n_examples == 0 or not hasattr(structure, "py_kbest"):   # (a cluster's shards: checked
+        return None                                                        # where they live)
+    name = _structure_name(structure)
+    w = np.zeros(structure.n_weights)
+    if loss == "lse" and exact_violators:
+        try:
+            structure.py_kbest(w, 0, 1.0, 2)
+        except NotImplementedError:
+            return (f"exact_violators=True enumerates every violating label (the k best labels), which {name} "
+                    f"does not offer; use exact_violators=False (the violators the oracle finds)")
+    if loss in ("margin", "lse"):
         return None
     sur = parse_surrogate(loss)
-    name = _structure_name(structure)
     if sur.name == "microf1":
         if not structure.offers_microf1:
             return f"loss='microf1' is not defined on {name} (its labels are not label sets)"
         return None
-    if not hasattr(structure, "py_kbest"):     # (a cluster's shards: checked where they live)
-        return None
-    w = np.zeros(structure.n_weights)
     if search == "exact" and not structure.supports_loss_indexed():
         return (f"search='exact' enumerates the labels by loss value, which {name} cannot; use "
                 f"search='hull' (exact on a relaxation's convex label set) or 'angular'")

@@ -148,6 +148,9 @@ def observed_fit(est, fit_args):
         error = None
     except ValueError as e:
         error = e
+    except Exception as e:       # anything else is a failure of the cell, reported as one
+        error = e
+        seen["started"] = True
     finally:
         Model._solve, Solver.start = original_solve, original_start
     return error, seen["started"], seen.get("structure"), seen.get("Cs"), seen.get("w")
@@ -450,7 +453,7 @@ def run_cell(cell, reference_run=False):
     out = dict(cell=cell, seconds=time.perf_counter() - t)
     if error is not None:
         out.update(status="refused" if not started else "FAIL",
-                   why=str(error) if not started else f"ValueError after the solver started: {error}")
+                   why=str(error) if not started else f"{type(error).__name__} after the solver started: {error}")
         return out
     ref = reference(structure)
     over = trained_over(cell)

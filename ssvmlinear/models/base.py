@@ -125,7 +125,8 @@ class Model(Params):
                      f"(n_features_in_ = {self.n_features_in_} features x labels)")
         check_objective_range(structure, Cs, self.C)
         solver = self._solver()
-        problem = structure_problem(structure, self.loss, getattr(solver, "search", None))
+        problem = structure_problem(structure, self.loss, getattr(solver, "search", None),
+                                    self._exact_violators or getattr(solver, "exact_violators", False))
         if problem:
             raise ValueError(f"{type(self).__name__}: {problem}")
         prev = getattr(self, "_dual_state", None)
