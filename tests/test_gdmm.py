@@ -382,3 +382,22 @@ def test_structures_provide_their_factor_decompositions():
     kernel = FactorGDMM(h, np.ones(10))
     with pytest.raises(ValueError, match="domain variables"):
         kernel.pair_fmo(0, 0, False)
+
+
+def test_an_explicit_loose_tol_inside_catalyst_stops_where_its_rule_holds():
+    """Inside Catalyst (C R^2 > 10) GDMM's rule is measured at centres whose relative gap is at
+    most max(1 %, tol): tol = 0.1 stops before the default fit (which runs to a 1 % gap), with
+    the rule's violation bound and a gap within tol; at C = 10, where a pass from a centre keeps
+    the block gaps above tol, the default fit's gap rule stops it too, within max_iter."""
+    from test_convergence_large_c import random_chains as correlated_chains
+    X, y, lengths = correlated_chains(n_seq=60, seed=1)
+    default = ChainSSVM(C=1.0, solver="gdmm").fit(X, y, lengths)
+    loose = ChainSSVM(C=1.0, solver="gdmm", tol=0.1).fit(X, y, lengths)
+    assert default.converged_ and loose.converged_
+    assert loose.n_iter_ < default.n_iter_
+    assert loose.consistency_violation_curve_[-1] <= 0.1
+    assert 0 <= loose.gap_ <= 0.1 * loose.objective_
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        est = ChainSSVM(C=10.0, solver="gdmm", tol=0.1, max_iter=1000).fit(X, y, lengths)
+    assert est.converged_ and 0 <= est.gap_ <= 0.01 * est.objective_

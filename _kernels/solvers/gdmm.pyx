@@ -28,7 +28,6 @@ from libc.stdlib cimport malloc, realloc, free, calloc
 from libc.string cimport memset
 from libcpp.pair cimport pair
 from libcpp.set cimport set as cset
-from libcpp.unordered_map cimport unordered_map
 from libcpp.vector cimport vector
 
 from ssvmlinear._kernels.dataset cimport CSRDataset, Row, row_dot, row_axpy, row_gemv_range
@@ -480,9 +479,12 @@ cdef class FactorGDMM:
         factor's q coupled to its variables' marginals: rows, then columns scaled down to them,
         the remaining mass as the product of the two deficits): (indices into w, values), the
         sum over examples of C_i (q - coupled). Zero at consistency."""
-        cdef unordered_map[long long, double] delta
-        cdef unordered_map[long long, double].iterator it
-        cdef Py_ssize_t i, g, s0, T, K = self.K, k = 0
+        # accumulated densely over the pair tables (K^2 on a chain, 4 per edge on binary
+        # variables): every pass's dual needs it, and a hash map per entry cost far more
+        cdef Py_ssize_t i, g, s0, T, K = self.K
+        cdef Py_ssize_t size = self.table_off + (4 * self.E if self.binary else K * K)
+        cdef double[::1] dense = np.zeros(size)
+        cdef double *delta = &dense[0]
         cdef double c
         cdef double[::1] ta, tb, rowm, colm, pp
         cdef double Pq[4]
@@ -520,16 +522,9 @@ cdef class FactorGDMM:
                 for g in range(s0, s0 + T - 1):
                     if self.qb[g].n > pp.shape[0]:
                         pp = np.zeros(2 * self.qb[g].n)
-                    self._couple_pair(g, c, ta, tb, rowm, colm, pp, &delta)
-        index = np.empty(delta.size(), dtype=np.int64)
-        value = np.empty(delta.size())
-        it = delta.begin()
-        while it != delta.end():
-            index[k] = deref(it).first
-            value[k] = deref(it).second
-            k += 1
-            inc(it)
-        return index, value
+                    self._couple_pair(g, c, ta, tb, rowm, colm, pp, delta)
+        index = np.flatnonzero(dense).astype(np.int64)
+        return index, np.asarray(dense)[index]
 
     def consistent_dual(self):
         """The structural dual at the consistent point nearest the factor duals
@@ -542,10 +537,10 @@ cdef class FactorGDMM:
                                              + float(np.dot(value, value)))
 
     cdef void _couple_pair(self, Py_ssize_t g, double c, double[::1] ta, double[::1] tb, double[::1] rowm,
-                           double[::1] colm, double[::1] pp, unordered_map[long long, double] *delta):
+                           double[::1] colm, double[::1] pp, double *delta):
         """consistent_dual's coupling of pair factor (g, g+1) to qu[g] (rows) and qu[g+1]
-        (columns); adds C_i (q - coupled) to delta (table indices). Scratch arrays of K are zero
-        on entry and on exit; pp holds the pair's scaled values."""
+        (columns); adds C_i (q - coupled) to delta (dense, w's indices). Scratch arrays of K are
+        zero on entry and on exit; pp holds the pair's scaled values."""
         cdef SVec *q = &self.qb[g]
         cdef SVec *a = &self.qu[g]
         cdef SVec *b = &self.qu[g + 1]
@@ -573,7 +568,7 @@ cdef class FactorGDMM:
             rowm[q.idx[j] // K] += pp[j]
             colm[q.idx[j] % K] += pp[j]
             if pp[j] != q.val[j]:
-                delta[0][off + q.idx[j]] += c * (q.val[j] - pp[j])
+                delta[off + q.idx[j]] += c * (q.val[j] - pp[j])
         for j in range(a.n):                 # the deficits: the rest of the mass, as a product
             m += max(ta[a.idx[j]] - rowm[a.idx[j]], 0.0)
         if m > 1e-15:
@@ -584,7 +579,7 @@ cdef class FactorGDMM:
                 for k in range(b.n):
                     db = max(tb[b.idx[k]] - colm[b.idx[k]], 0.0)
                     if db > 0.0:
-                        delta[0][off + a.idx[j] * K + b.idx[k]] -= c * da * db / m
+                        delta[off + a.idx[j] * K + b.idx[k]] -= c * da * db / m
         for j in range(q.n):
             rowm[q.idx[j] // K] = 0.0
             colm[q.idx[j] % K] = 0.0

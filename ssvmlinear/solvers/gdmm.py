@@ -5,7 +5,8 @@ import math
 import numpy as np
 
 from .bcfw import BCFWRun, GapRuleRun
-from .loop import GAP_CHECK_EVERY, Step, gap_too_large
+from .catalyst import KKT_CHECK_GAP, CatalystRun, catalyst_kappa
+from .loop import GAP_CHECK_EVERY, GAP_TOL, Step, gap_too_large
 from ..params import Param
 from .solver import Solver
 
@@ -49,7 +50,12 @@ class GDMM(Solver):
     violation <= tol; a default fit also stops, checked every GAP_CHECK_EVERY passes, when
     violation <= tol and the relative duality gap is at most gap_tol. Inside Catalyst from large
     C on, on chains and on one factor per example (not on binary variables: pairwise
-    multi-label). No warm start; one thread. On a Dask cluster: inside CoCoA+.
+    multi-label); there an explicit tol's rule is measured by a pass of the original problem at
+    centres whose relative duality gap is at most max(catalyst.KKT_CHECK_GAP, tol) (the block
+    gaps bound the duality gap: the rule cannot hold far above tol), and a centre whose relative
+    gap is at most GAP_TOL * min(1, tol / default_tol) also ends the fit (the default fit's gap
+    rule, scaled down for a tol below the default: a looser tol never runs past the default
+    fit's stop). No warm start; one thread. On a Dask cluster: inside CoCoA+.
 
     {parameters}
 
@@ -117,7 +123,6 @@ class GDMM(Solver):
         factors inconsistent; sqrt(sigma) took the fewest passes at C = 10, and fewer than the
         plain method from C = 1 on (benchmarks/convergence.py on OCR chains). Binary variables
         (pairwise multi-label) run the plain method: their kernel does not recompute w."""
-        from .catalyst import CatalystRun, catalyst_kappa
         kernel = self.factor_kernel(problem.structure, problem.Cs, problem.seed)
         kappa = catalyst_kappa(problem.structure, problem.Cs)
         if kernel is None:
@@ -128,7 +133,13 @@ class GDMM(Solver):
                 kappa = 0.0
         if kappa <= 0:
             return run
-        accelerated = CatalystRun(run, kappa, problem.gap_tol)     # (sets the kernel's sigma)
+        implied = None
+        if problem.gap_tol is None:
+            # an explicit tol: the default fit's relative gap rule, scaled down below default_tol,
+            # stops it too (as SDM's): the rule, measured by a pass at sigma = 1 from a centre,
+            # can stay above tol at large C long after the default fit has stopped
+            implied = GAP_TOL * min(1.0, problem.tol / self.default_tol)
+        accelerated = GDMMCatalystRun(run, kappa, problem.gap_tol, implied_gap=implied)   # (sets sigma)
         if kernel is not None:
             kernel.rho *= math.sqrt(kernel.sigma)
         return accelerated
@@ -248,3 +259,43 @@ class OneFactorGDMMRun(BCFWRun):
 
     def result(self):
         return dict(super().result(), infeasibility=np.array(self.violations))
+
+
+class GDMMCatalystRun(CatalystRun):
+    """Catalyst around GDMM. With an explicit tol, GDMM's own rule (block gaps <= tol times the
+    dual, violation <= tol) is measured by a pass of the original problem at centres whose
+    relative duality gap is at most max(KKT_CHECK_GAP, tol), not only below KKT_CHECK_GAP: the sum
+    of the block Frank-Wolfe gaps is at least the duality gap, so the rule can hold once the
+    relative gap is about tol, and a loose tol left to Catalyst's fixed threshold ran to a smaller
+    gap, with more passes, than its rule asks for. Above KKT_CHECK_GAP a check that fails puts
+    the next one where the gap has fallen by tol / (its measure): the measure is taken to fall in
+    proportion with the gap (at large C it can stay far above tol at every such centre, and each
+    check costs a pass)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.check_below = np.inf        # the relative gap at which the next such check is due
+
+    def step(self, limit):
+        step = super().step(limit)
+        if (step.rule or self.gap_tol is not None or not self.exact or step.passes >= limit
+                or not gap_too_large(self.primal_k, self.dual_k, KKT_CHECK_GAP)):
+            return step           # (a default fit, a stop, or a centre the base class has checked)
+        relative = (self.primal_k - self.dual_k) / max(abs(self.primal_k), 1e-300)
+        if relative > min(self.tol, self.check_below):
+            return step
+        # the base class's check (catalyst.CatalystRun.step), at this centre: w = v now
+        k, sigma = self.kernel, self.kernel.sigma
+        k.sigma = 1.0
+        viol = self.inner.kkt_pass()
+        k.sigma = sigma
+        self.dual_k = self.inner.dual()
+        if viol > self.tol:
+            k.recompute_w()
+            self.check_below = relative * self.tol / viol
+            return Step(step.passes + 1, self.dual_k, step.primal, rule=False,
+                        text=f"{step.text}  violation {viol:.3e}")
+        primal_v = self.inner.primal()
+        if primal_v <= self.primal_k:      # the model: v or w_k, whichever has the lower primal
+            self.on_v, self.primal_k = True, primal_v
+        return Step(step.passes + 1, self.dual_k, self.primal_k, rule=True, text=f"{step.text}  violation {viol:.3e}")
