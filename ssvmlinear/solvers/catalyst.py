@@ -47,6 +47,17 @@ CHECK_MARGIN = 2.0
 RECOMPUTE_EVERY = 8
 
 
+def implied_gap(tol, default_tol):
+    """The relative duality gap at which an explicit tol's fit inside Catalyst stops too: the
+    default fit's GAP_TOL from default_tol on (a looser tol never runs past the default fit's stop),
+    shrinking with the square of tol / default_tol below it (a relative gap g bounds the weights'
+    distance to the optimum only by sqrt(2 g P), so a tight tol -- 1e-10, a fit to the optimum's
+    precision -- leaves the stop to the solver's own rule)."""
+    from .loop import GAP_TOL
+    scale = min(1.0, tol / default_tol)
+    return GAP_TOL * scale * scale
+
+
 def catalyst_kappa(structure, Cs):
     """The proximal weight for this problem: max(0, mean C_i R^2 / CATALYST_SCALE - 1), R^2 = the
     squared norm of the data rows per example (bias included), C_i > 0."""

@@ -5,8 +5,8 @@ import math
 import numpy as np
 
 from .bcfw import BCFWRun, GapRuleRun
-from .catalyst import KKT_CHECK_GAP, CatalystRun, catalyst_kappa
-from .loop import GAP_CHECK_EVERY, GAP_TOL, Step, gap_too_large
+from .catalyst import KKT_CHECK_GAP, CatalystRun, catalyst_kappa, implied_gap
+from .loop import GAP_CHECK_EVERY, Step, gap_too_large
 from ..params import Param
 from .solver import Solver
 
@@ -53,7 +53,7 @@ class GDMM(Solver):
     multi-label); there an explicit tol's rule is measured by a pass of the original problem at
     centres whose relative duality gap is at most max(catalyst.KKT_CHECK_GAP, tol) (the block
     gaps bound the duality gap: the rule cannot hold far above tol), and a centre whose relative
-    gap is at most GAP_TOL * min(1, tol / default_tol) also ends the fit (the default fit's gap
+    gap is at most catalyst.implied_gap(tol, default_tol) also ends the fit (the default fit's gap
     rule, scaled down for a tol below the default: a looser tol never runs past the default
     fit's stop). No warm start; one thread. On a Dask cluster: inside CoCoA+.
 
@@ -138,7 +138,7 @@ class GDMM(Solver):
             # an explicit tol: the default fit's relative gap rule, scaled down below default_tol,
             # stops it too (as SDM's): the rule, measured by a pass at sigma = 1 from a centre,
             # can stay above tol at large C long after the default fit has stopped
-            implied = GAP_TOL * min(1.0, problem.tol / self.default_tol)
+            implied = implied_gap(problem.tol, self.default_tol)
         accelerated = GDMMCatalystRun(run, kappa, problem.gap_tol, implied_gap=implied)   # (sets sigma)
         if kernel is not None:
             kernel.rho *= math.sqrt(kernel.sigma)

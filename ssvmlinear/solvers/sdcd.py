@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from .loop import GAP_CHECK_EVERY, GAP_TOL, Run, Step
+from .loop import GAP_CHECK_EVERY, Run, Step
 from ..params import Param
 from .solver import Solver
 
@@ -17,7 +17,7 @@ class SDCD(Solver):
     (deltathresh, 1e-4 in the paper, where C = 1). At large C (C R^2 above
     catalyst.CATALYST_SCALE) it runs inside Catalyst, whose centres are a type-I pass and
     kappa2 - 1 type-II passes each; there an explicit tol also stops the fit at a centre whose
-    relative duality gap is at most GAP_TOL * min(1, tol / default_tol) (the default fit's gap
+    relative duality gap is at most catalyst.implied_gap(tol, default_tol) (the default fit's gap
     rule, scaled down for a tol below the default: a looser tol never takes more passes than the
     default fit), and the rule itself is measured by a type-I pass at centres within
     catalyst.KKT_CHECK_GAP. On a Dask cluster it runs inside CoCoA+.
@@ -71,7 +71,7 @@ class SDCD(Solver):
         return None if loss == "lse" else "not available"
 
     def start_local(self, problem):
-        from .catalyst import CatalystRun, catalyst_kappa
+        from .catalyst import CatalystRun, catalyst_kappa, implied_gap
         run = SDCDRun(self, problem)
         kappa = catalyst_kappa(problem.structure, problem.Cs)
         if kappa <= 0:
@@ -82,7 +82,7 @@ class SDCD(Solver):
             # stops it too (as SDM's). Catalyst measures the rule by one type-I pass at v, where
             # some example's dual change stays above a loose tol long after the default fit's
             # gap has ended it: a looser tol then never takes more passes than the default fit.
-            implied = GAP_TOL * min(1.0, problem.tol / self.default_tol)
+            implied = implied_gap(problem.tol, self.default_tol)
         return CatalystRun(run, kappa, problem.gap_tol, implied_gap=implied)
 
     # CoCoA+ (cocoa.py)

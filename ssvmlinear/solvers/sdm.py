@@ -2,7 +2,7 @@
 import numpy as np
 
 from .._kernels.sdm import SDMSolver
-from .loop import GAP_CHECK_EVERY, GAP_TOL, Run, Step
+from .loop import GAP_CHECK_EVERY, Run, Step
 from ..params import Param
 from .solver import Solver
 
@@ -118,7 +118,7 @@ class SDM(Solver):
         self.shards = shards
 
     def start_local(self, problem):
-        from .catalyst import CatalystRun, catalyst_kappa
+        from .catalyst import CatalystRun, catalyst_kappa, implied_gap
         run = SDMRun(self, problem)
         kappa = catalyst_kappa(problem.structure, problem.Cs)
         if kappa <= 0:
@@ -128,11 +128,8 @@ class SDM(Solver):
             # an explicit tol: the default fit's relative gap rule, scaled down below default_tol,
             # stops it too, and its passes take the default fit's inner tolerance scaled alike
             # (a looser tol then takes the default fit's very passes: never more of them)
-            scale = min(1.0, problem.tol / self.default_tol)
-            # squared below default_tol: a relative gap g bounds |w - w*| only by sqrt(2 g P), so
-            # a tight tol (1e-10: a fit to the optimum's precision) leaves the stop to its KKT rule
-            implied = GAP_TOL * scale * scale
-            run.inner_tol = 0.1 * self.default_tol * scale
+            implied = implied_gap(problem.tol, self.default_tol)
+            run.inner_tol = 0.1 * min(problem.tol, self.default_tol)
         return CatalystRun(run, kappa, problem.gap_tol, implied_gap=implied)
 
     # CoCoA+ (cocoa.py): the local solver on a shard and its rounds
