@@ -262,7 +262,7 @@ cdef class OneSlackOracle(ShardWork):
         cdef Py_ssize_t i, L, k, best
         cdef double bsum = 0.0, hsum = 0.0, m, d, h, hbest, C
         cdef long long calls = 0, changes = 0
-        cdef int got, moved
+        cdef int got, moved, kb, found
         cdef double *a = &self.acc[c, 0]
         cdef double *work = &self.work[c, 0]
         cdef int *ybuf = &self.ybuf[c, 0]
@@ -285,17 +285,27 @@ cdef class OneSlackOracle(ShardWork):
                 calls += 1
                 if (self.lse and self.exact_violators and m + d > 0.0 and self.cache.find(i, ybuf) >= 0):
                     # the argmax is known: add the best violator outside V_i, if any (k-best with
-                    # k = |V_i| + 1 always reaches one); kbest leaves `work` (the unary scores) intact
+                    # k = |V_i| + 1 always reaches one); kbest leaves `work` (the unary scores) intact.
+                    # The 2-best list is tried first: the runner-up is often outside V_i, and a
+                    # selection of |V_i| + 1 labels per example was the multiclass pass's largest cost.
                     if self._grow(c, self.cache.size[i] + 2, True) < 0:
                         return -1
-                    got = self.st.kbest(w, i, 1.0, self.cache.size[i] + 1, self.klab[c], self.kval[c], self.kwork[c])
-                    for k in range(got):
-                        if self.kval[c][k] <= 0.0:
+                    kb = min(2, self.cache.size[i] + 1)
+                    while True:
+                        got = self.st.kbest(w, i, 1.0, kb, self.klab[c], self.kval[c], self.kwork[c])
+                        found = 0
+                        for k in range(got):
+                            if self.kval[c][k] <= 0.0:
+                                found = 1      # (no violator further down either)
+                                break
+                            if self.cache.find(i, self.klab[c] + k * L) < 0:
+                                if self._add(i, self.klab[c] + k * L, self.st.loss(i, self.klab[c] + k * L), a) < 0:
+                                    return -1
+                                found = 1
+                                break
+                        if found or got < kb or kb == self.cache.size[i] + 1:
                             break
-                        if self.cache.find(i, self.klab[c] + k * L) < 0:
-                            if self._add(i, self.klab[c] + k * L, self.st.loss(i, self.klab[c] + k * L), a) < 0:
-                                return -1
-                            break
+                        kb = self.cache.size[i] + 1
                 if self._add(i, ybuf, d, a) < 0:
                     return -1
             if self.cache.size[i] == 0:
