@@ -85,6 +85,8 @@ KNOWN_SLOWER = {
     "mc-cp3-eps": "the LSE cutting plane at the paper's tolerance on multiclass: every iteration does OCAS's "
                   "line search and an oracle pass over every violating class, where v0.2.0's iterations "
                   "mostly re-optimised its caches; both end at max_iter",
+    "chain-cp3-eps": "the LSE cutting plane at the paper's tolerance on one OCR fold: both end at max_iter, the "
+                     "current one at a lower objective, with more oracle passes than v0.2.0",
 }
 
 EPS = "eps"   # tol placeholder: the paper's epsilon, 0.1 / the number of training sequences or examples
