@@ -89,7 +89,7 @@ class HierarchicalModel(Model):
         # LSE on single-label hierarchies: every leaf can be a violator, as for multiclass's classes
         # (the k-best scan over the leaves is cheap), so LSE-SDCD and the LSE cutting plane both
         # solve the full LSE problem and agree
-        return not getattr(self, "_multilabel", False)
+        return getattr(self, "_multilabel", None) is False     # (set by fit; a sharded fit: the oracle's)
 
     @property
     def _predicts_label_sets(self):
