@@ -171,6 +171,26 @@ def test_active_set_qp_matches_smo_and_scipy(seed):
     assert g.min() >= g[act > 0].max() - 1e-8 * max(1.0, np.abs(g).max())
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_active_set_qp_takes_over_from_a_singular_support(seed):
+    """A warm start whose support is affinely dependent (more planes than the weights' dimension
+    + 1, as SMO leaves them) makes the face's system singular: the active-set method restarts
+    from the best vertex instead of leaving the solve to SMO's first-order steps."""
+    rng = np.random.default_rng(seed)
+    d, m = 4, 30
+    A = rng.standard_normal((m, d))
+    A[:, 0] = 3.0 + 1e-2 * rng.standard_normal(m)     # nearly parallel planes
+    A[0] = 0.0
+    b = 10.0 + rng.standard_normal(m)
+    b[0] = 0.0
+    H = A @ A.T
+    f = lambda x: 0.5 * x @ H @ x - b @ x
+    warm, steps = solve_simplex_qp(H, b, np.full(m, 1.0 / m), 1.0, 1e-12, active_set=True)
+    cold, _ = solve_simplex_qp(H, b, None, 1.0, 1e-12, active_set=True)
+    assert steps == 0
+    assert f(warm) == pytest.approx(f(cold), abs=1e-12)
+
+
 def test_one_slack_qp_working_set():
     """OneSlackQP: the Gram matrix, w = A' beta, xi and the dual agree with a direct evaluation;
     constraints are dropped only after `inactive_after` solves with beta = 0; the final solution

@@ -249,11 +249,44 @@ cdef void _face_prune(Face *fc, const double *beta) noexcept nogil:
         p -= 1
 
 
+cdef double _simplex_objective(const double *H, Py_ssize_t ld, const double *b, const double *beta,
+                               Py_ssize_t m) noexcept nogil:
+    """1/2 beta'H beta - b'beta over the support of beta."""
+    cdef Py_ssize_t j, k
+    cdef double f = 0.0, s
+    for j in range(m):
+        if beta[j] > 0.0:
+            s = 0.5 * H[j * ld + j] * beta[j]
+            for k in range(j):
+                if beta[k] > 0.0:
+                    s += H[j * ld + k] * beta[k]
+            f += beta[j] * (s - b[j])
+    return f
+
+
 cdef int simplex_qp_hybrid(const double *H, Py_ssize_t ld, const double *b, double *beta, double *grad,
                            Py_ssize_t m, double tol, int max_iter, Face *fc, double *x) noexcept nogil:
     """The active-set method, then SMO from where it stopped (SMO certifies the pair gap <= tol,
-    and takes over when a face's system was singular). Returns SMO's steps."""
-    simplex_qp_active_set(H, ld, b, beta, m, tol, <int> (2 * m + 10), fc, x)
+    and takes over when a face's system was singular). When the warm start fails (its support's
+    system is singular: an earlier SMO run left beta on affinely dependent planes, or the carried
+    factor drifted) the active-set method starts once more from the best vertex with a fresh
+    factor, and the better of the two points is kept: SMO's first-order steps crawl on the nearly
+    parallel planes where this happens, and from a singular support the active-set method could
+    never take over again. Returns SMO's steps."""
+    cdef Py_ssize_t j, jbest = 0
+    cdef double f_warm
+    if simplex_qp_active_set(H, ld, b, beta, m, tol, <int> (2 * m + 10), fc, x) < 0:
+        f_warm = _simplex_objective(H, ld, b, beta, m)
+        memcpy(grad, beta, m * sizeof(double))        # (grad is SMO's scratch)
+        for j in range(m):
+            if b[j] - 0.5 * H[j * ld + j] > b[jbest] - 0.5 * H[jbest * ld + jbest]:
+                jbest = j
+            beta[j] = 0.0
+        beta[jbest] = 1.0
+        fc.nf = 0
+        if (simplex_qp_active_set(H, ld, b, beta, m, tol, <int> (2 * m + 10), fc, x) < 0
+                and _simplex_objective(H, ld, b, beta, m) > f_warm):
+            memcpy(beta, grad, m * sizeof(double))
     return simplex_qp(H, ld, b, beta, grad, m, tol, max_iter)
 
 
