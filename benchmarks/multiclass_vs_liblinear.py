@@ -1,9 +1,11 @@
-"""Multiclass SDM (ssvmlinear -s 0) vs LIBLINEAR -s 4 (Crammer-Singer) on OCR letters, and the one-slack
-cutting plane (ssvmlinear -s 2) on the same problem.
+"""Multiclass SDM (ssvmlinear -s 0) vs LIBLINEAR -s 4 (Crammer-Singer) on OCR letters and Sector, and
+the one-slack cutting plane (ssvmlinear -s 2) on the same problem.
 
-OCR letters flattened to independent letters (128 binary pixels, 26 classes). Splits:
-  small: train on the words of fold 0, test on folds 1-9
-  large: train on folds 1-9, test on fold 0
+OCR letters flattened to independent letters (128 binary pixels, 26 classes), and the Sector text
+subset (tf-idf, 105 classes, ~55,000 features, few examples per class). Splits:
+  small: OCR, train on the words of fold 0, test on folds 1-9
+  large: OCR, train on folds 1-9, test on fold 0
+  sector: train on sector.heldout (865 documents), test on sector.test (961)
 Both solvers get the same problem (no bias) and the same tolerance (-e 0.1, LIBLINEAR's default
 and the same KKT-violation rule). Every fit runs in a fresh subprocess, so that its peak RSS is its
 own; runs of the two solvers are interleaved; the table shows the median of --reps train times, the
@@ -17,6 +19,9 @@ others').
     python benchmarks/multiclass_vs_liblinear.py --split large --C 0.1 1
     python benchmarks/multiclass_vs_liblinear.py --split small --C 0.1 --reps 1   # smoke test
     python benchmarks/multiclass_vs_liblinear.py --sklearn     # also scikit-learn's LinearSVC (crammer_singer)
+    python benchmarks/multiclass_vs_liblinear.py --split sector --C 1 --default --skip-cp
+
+--default adds our fit at its default rule (tol=None) beside the one at LIBLINEAR's tolerance.
 """
 import argparse
 import json
@@ -35,6 +40,13 @@ DATA = Path(__file__).resolve().parent.parent / "data"
 
 def load_split(split):
     from ssvmlinear import load_svmlight_file
+    if split == "sector":
+        Xtr, ytr = load_svmlight_file(DATA / "sector.heldout.svm.gz")[:2]
+        Xte, yte = load_svmlight_file(DATA / "sector.test.svm.gz")[:2]
+        d = max(Xtr.shape[1], Xte.shape[1])
+        Xtr.resize((Xtr.shape[0], d))
+        Xte.resize((Xte.shape[0], d))
+        return Xtr, ytr, Xte, yte
     X, y, lengths = load_svmlight_file(DATA / "ocr_letters.svm.gz", n_features=128)
     folds = np.repeat(np.loadtxt(DATA / "ocr_letters.folds", dtype=np.int64), lengths)
     train = folds == 0 if split == "small" else folds != 0
@@ -55,14 +67,15 @@ def worker(solver, split, C, tol, out):
     Xtr, ytr, _, _ = load_split(split)
     rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     calls = -1
-    if solver in ("ssvmlinear", "cp"):
+    if solver in ("ssvmlinear", "cp", "default"):
         import warnings
         from ssvmlinear import MulticlassSSVM, ConvergenceWarning
         extra = dict(solver="cutting-plane", loss="margin") if solver == "cp" else {}
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
             t = time.perf_counter()
-            est = MulticlassSSVM(C=C, tol=tol, fit_intercept=False, max_iter=100000, **extra).fit(Xtr, ytr)
+            est = MulticlassSSVM(C=C, tol=None if solver == "default" else tol, fit_intercept=False, max_iter=100000,
+                                 **extra).fit(Xtr, ytr)
             seconds = time.perf_counter() - t
         W, classes, iters, calls = est.coef_, est.classes_, est.n_iter_, est.n_oracle_calls_
     elif solver == "sklearn":
@@ -99,7 +112,7 @@ def run_one(solver, split, C, tol):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--split", nargs="+", default=["small", "large"], choices=["small", "large"])
+    ap.add_argument("--split", nargs="+", default=["small", "large"], choices=["small", "large", "sector"])
     ap.add_argument("--C", nargs="+", type=float, default=[0.01, 0.1, 1.0, 10.0])
     ap.add_argument("--tol", type=float, default=0.1)
     ap.add_argument("--reps", type=int, default=3)
@@ -108,6 +121,7 @@ def main():
                     help="the cutting plane's -e (svm_struct's epsilon per example; default 0.1)")
     ap.add_argument("--sklearn", action="store_true",
                     help="also scikit-learn's LinearSVC(multi_class='crammer_singer'), the same problem")
+    ap.add_argument("--default", action="store_true", help="also our fit at its default rule (tol=None)")
     ap.add_argument("--json", help="also write the rows to this file")
     ap.add_argument("--worker", nargs=5, help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -128,6 +142,8 @@ def main():
                 runs["cp"] = []
             if args.sklearn:
                 runs["sklearn"] = []
+            if args.default:
+                runs["default"] = []
             for _ in range(args.reps):
                 for solver in runs:
                     runs[solver].append(run_one(solver, split, C, args.cp_tol if solver == "cp" else args.tol))
@@ -166,6 +182,15 @@ def main():
                   f"{o['seconds']:8.3f} {o['iters']:6d} {o['oracle_calls']:9d} {o['primal']:14.6f} | "
                   f"{l['seconds']:8.3f} {c['seconds'] / o['seconds']:6.2f} {c['seconds'] / l['seconds']:6.2f}",
                   flush=True)
+    if args.default:
+        print()
+        print("our fit at its default rule (tol=None) beside LIBLINEAR -s 4 at -e tol: seconds, primal as above, "
+              "rel = (its primal - LIBLINEAR's) / LIBLINEAR's")
+        for row in rows:
+            k, l = row["default"], row["liblinear"]
+            print(f"{row['split']:6} {row['C']:6g} | default {k['seconds']:8.3f} s primal {k['primal']:14.6f} "
+                  f"rel {(k['primal'] - l['primal']) / l['primal']:+9.2e} acc {100 * k['accuracy']:6.2f}% | "
+                  f"LIBLINEAR {l['seconds']:8.3f} s | default/LIBLINEAR {k['seconds'] / l['seconds']:6.2f}", flush=True)
     if args.sklearn:
         print()
         print(f"scikit-learn's LinearSVC(multi_class='crammer_singer', fit_intercept=False, tol={args.tol:g}) beside "
