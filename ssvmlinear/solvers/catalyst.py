@@ -124,6 +124,20 @@ class CatalystRun(Run):
     def close(self):
         self.inner.close()
 
+    def kkt_check(self, passes, measured, text):
+        """One pass of the original problem at the centre (w = v, sigma = 1): (its largest KKT
+        violation, the Step that ends this centre unconverged when it exceeds tol -- w is the
+        inner problem's again -- else None)."""
+        k, sigma = self.kernel, self.kernel.sigma
+        k.sigma = 1.0
+        viol = self.inner.kkt_pass()
+        k.sigma = sigma
+        self.dual_k = self.inner.dual()
+        if viol > self.tol:
+            k.recompute_w()
+            return viol, Step(passes + 1, self.dual_k, measured, rule=False, text=f"{text}  violation {viol:.3e}")
+        return viol, None
+
     def step(self, limit):
         k = self.kernel
         w = k.coef                           # v after the last centre (recompute_w)
@@ -182,14 +196,9 @@ class CatalystRun(Run):
             return Step(passes, dual, measured, rule=True, text=f"kappa {kappa:.3g}")
         if self.gap_tol is not None or gap_too_large(primal, dual, KKT_CHECK_GAP) or passes >= limit:
             return Step(passes, dual, measured, rule=False, text=f"kappa {kappa:.3g}")
-        k.sigma = 1.0                        # one pass of the original problem at w = v
-        viol = self.inner.kkt_pass()
-        k.sigma = sigma
-        self.dual_k = self.inner.dual()
-        if viol > self.tol:
-            k.recompute_w()
-            return Step(passes + 1, self.dual_k, measured, rule=False,
-                        text=f"kappa {kappa:.3g}  violation {viol:.3e}")
+        viol, failed = self.kkt_check(passes, measured, f"kappa {kappa:.3g}")
+        if failed is not None:
+            return failed
         primal_v = self.inner.primal()
         if not gap_too_large(primal_v, self.dual_k, KKT_CHECK_GAP):   # (else w_k, whose gap was checked)
             self.on_v, self.primal_k, self.exact = True, primal_v, True

@@ -284,17 +284,11 @@ class GDMMCatalystRun(CatalystRun):
         relative = (self.primal_k - self.dual_k) / max(abs(self.primal_k), 1e-300)
         if relative > min(self.tol, self.check_below):
             return step
-        # the base class's check (catalyst.CatalystRun.step), at this centre: w = v now
-        k, sigma = self.kernel, self.kernel.sigma
-        k.sigma = 1.0
-        viol = self.inner.kkt_pass()
-        k.sigma = sigma
-        self.dual_k = self.inner.dual()
-        if viol > self.tol:
-            k.recompute_w()
+        # the base class's check, at this centre
+        viol, failed = self.kkt_check(step.passes, step.primal, step.text)
+        if failed is not None:
             self.check_below = relative * self.tol / viol
-            return Step(step.passes + 1, self.dual_k, step.primal, rule=False,
-                        text=f"{step.text}  violation {viol:.3e}")
+            return failed
         primal_v = self.inner.primal()
         if primal_v <= self.primal_k:      # the model: v or w_k, whichever has the lower primal
             self.on_v, self.primal_k = True, primal_v
