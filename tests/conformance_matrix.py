@@ -46,9 +46,9 @@ SEARCHING = ("cutting-plane", "bcfw", "pegasos")      # the solvers with a searc
 
 # The primal's relative distance to the optimum each solver reaches (tests/test_conformance.py):
 # linear convergence for the dual methods and the cutting plane, O(1/t) for BCFW, stochastic
-# subgradients for Pegasos.
+# subgradients for Pegasos (O(1/t): its budget is 10,000 epochs, where the hierarchies reach 1 %).
 REL_TOL = {"bcfw": 5e-4, "pegasos": 1e-2, "sdcd": 1e-5}
-MAX_ITER = {"pegasos": 3000}
+MAX_ITER = {"pegasos": 10000}
 OBJECTIVE_TOL = 1e-6     # objective_ against the brute-force primal at the same weights
 APPROXIMATE_MAX_ITER = 2000     # the passes of a cell whose search is a heuristic
 

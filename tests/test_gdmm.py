@@ -401,3 +401,26 @@ def test_an_explicit_loose_tol_inside_catalyst_stops_where_its_rule_holds():
         warnings.simplefilter("error", ConvergenceWarning)
         est = ChainSSVM(C=10.0, solver="gdmm", tol=0.1, max_iter=1000).fit(X, y, lengths)
     assert est.converged_ and 0 <= est.gap_ <= 0.01 * est.objective_
+
+
+def test_sublinear_gdmm_inside_catalyst_keeps_its_multimaps(monkeypatch):
+    """Catalyst mixes the centre into the kernel's weights in place: the transition table's
+    multimaps (the sublinear pair oracle's index) must follow, or the pair oracles answer from
+    stale values and the fit stalls above the optimum."""
+    import ssvmlinear._kernels.gdmm as kernels
+    passes = []
+
+    class Checked(kernels.FactorGDMM):
+        def run_pass(self, *args, **kwargs):
+            assert self.multimap_consistent()
+            passes.append(1)
+            return super().run_pass(*args, **kwargs)
+
+    monkeypatch.setattr(kernels, "FactorGDMM", Checked)
+    X, y, lengths = random_chains(K=5, seed=3)
+    # C R^2 far above catalyst.CATALYST_SCALE: GDMM runs inside Catalyst
+    est = ChainSSVM(C=40.0, solver=GDMM(fmo_subsets=2), max_iter=60)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        est.fit(X, y, lengths)
+    assert len(passes) >= 60

@@ -685,6 +685,12 @@ cdef class FactorGDMM:
         else:
             self._set_weights_domain(w)
 
+    def weights_changed(self):
+        """The weights were changed in place through `coef` (Catalyst's centre mix): the
+        multimaps are rebuilt over the new table (domain variables; binary ones keep no index)."""
+        if not self.binary:
+            self._set_weights_domain(self.w)
+
     # ================================================================== domain variables
 
     cdef inline void _mark_L(self, int y) noexcept nogil:

@@ -15,8 +15,9 @@ A run can be wrapped when its kernel offers `sigma`, `coef`, `recompute_w()` and
 dual its passes raise), and the run `dual()` (a bound of the original problem at w = v),
 `primal()`, `slack_sum()` (at the kernel's w), `outer_iteration(inner_tol, limit)`, `kkt_pass()`
 and `inner_tol`: SDM's, LSE-SDCD's and GDMM's (on a structure of one factor per example, BCFW
-with away steps; on a chain, the factor kernel, whose run's dual is the consistent one). A run
-that also offers `slack_estimate()` (the slack its last oracle pass saw, each example at the
+with away steps; on a chain, the factor kernel, whose run's dual is the consistent one). A kernel
+that offers `weights_changed()` is told after Catalyst changed its weights in place (GDMM's
+sublinear oracles index the transition table). A run that also offers `slack_estimate()` (the slack its last oracle pass saw, each example at the
 weights of its visit: free, but not a bound) lets the centres steer by it and pay for the exact
 slack (an oracle pass) only where a stopping decision needs it.
 A run whose `w_tracks_v` is true (SDM, LSE-SDCD: every change of alpha moves w by sigma times
@@ -119,6 +120,8 @@ class CatalystRun(Run):
         self.exact = False             # primal_k was measured, not predicted
         self.swap = None               # w_k's exact slack is measured while the kernel holds v
         self.tracks_v = getattr(inner, "w_tracks_v", False)
+        # a kernel that indexes its weights (GDMM's sublinear multimaps) hears of the in-place mix
+        self.weights_changed = getattr(k, "weights_changed", None)
         self.centres = 0
 
     def close(self):
@@ -144,6 +147,8 @@ class CatalystRun(Run):
         sigma, kappa = k.sigma, self.kappa
         np.multiply(w, sigma, out=w)         # w = (v + kappa c) / (1 + kappa)
         w += (kappa * sigma) * self.center
+        if self.weights_changed is not None:
+            self.weights_changed()
         passes = cycles = 0
         target = CATALYST_INNER * self.gap
         while True:
