@@ -48,9 +48,9 @@ on the smaller data, 3 pairs each, 60 s per fit at most (a current fit that time
 case and ends it). With --gate F, a case whose ratio is in (F, 2F] gets --reps more pairs and
 is judged on all of them (a confirmation against noise, not a retry until it passes); --gate F
 exits with status 1 and a line per failing case (ratio > F, or the current version failing or
-timing out on a case the previous one runs); the cases KNOWN_SLOWER lists for that release get a "GATE KNOWN" line
-with their reason instead. CI runs `--quick --gate 1.5`; before calling a
-solver change done, run the full suite and put its table in the closing note (every ratio <= 1.05).
+timing out on a case the previous one runs); the cases KNOWN_SLOWER lists for that release get a
+"GATE KNOWN" line with their reason instead. CI runs `--quick --gate 1.5`; before calling a solver
+change done, run the full suite and put its table in the closing note (every ratio <= 1.05).
 
     python benchmarks/vs_previous.py                                   # the full run, 3 pairs
     python benchmarks/vs_previous.py --quick --gate 1.5                # CI's release gate
