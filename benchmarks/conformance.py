@@ -2,7 +2,7 @@
 its problem's optimum (T), trained with a heuristic search and an honest objective (A), refused
 before any work (R) or failed (F). The cells and their references are tests/conformance_matrix.py's.
 
-    python benchmarks/conformance.py                  # every cell (about 10 minutes on 2 cores)
+    python benchmarks/conformance.py                  # every cell (about 15 minutes on 2 cores)
     python benchmarks/conformance.py --structures chain multiclass --failures
 """
 import argparse
