@@ -76,7 +76,8 @@ from startup import COMMANDS, run_once   # noqa: E402
 
 # The releases this script can compare with: tag -> commit (a clone without tags, as CI's can be,
 # resolves a tag here). The last entry is the default.
-RELEASES = {"v0.2.0": "797ba0ebc6e8900f797cf9d94a1ea7da39609c12"}
+RELEASES = {"v0.2.0": "797ba0ebc6e8900f797cf9d94a1ea7da39609c12",
+            "v0.3.0": "4c9b59e9fcd8ee5aeeaf685aed8aeba4092e80e3"}
 LAST_RELEASE = list(RELEASES)[-1]
 # Per release, the cases known to be slower than it beyond the gate, each with its reason: the gate
 # reports them on a line of their own and does not fail on them; every other case fails it. An
