@@ -110,6 +110,18 @@ def run_one(solver, split, C, tol):
         return {k: r[k] for k in r.files}
 
 
+def print_beside(rows, key, label, ref_key, ref_label, heading):
+    """One line per row: run `key` beside run `ref_key` (seconds, primal, its relative difference,
+    accuracy, the time ratio)."""
+    print()
+    print(f"{heading}: seconds, primal as above, rel = (its primal - {ref_label}'s) / {ref_label}'s")
+    for row in rows:
+        k, o = row[key], row[ref_key]
+        print(f"{row['split']:6} {row['C']:6g} | {label} {k['seconds']:8.3f} s primal {k['primal']:14.6f} "
+              f"rel {(k['primal'] - o['primal']) / o['primal']:+9.2e} acc {100 * k['accuracy']:6.2f}% | "
+              f"{ref_label} {o['seconds']:8.3f} s | {label}/{ref_label} {k['seconds'] / o['seconds']:6.2f}", flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--split", nargs="+", default=["small", "large"], choices=["small", "large", "sector"])
@@ -183,23 +195,12 @@ def main():
                   f"{l['seconds']:8.3f} {c['seconds'] / o['seconds']:6.2f} {c['seconds'] / l['seconds']:6.2f}",
                   flush=True)
     if args.default:
-        print()
-        print("our fit at its default rule (tol=None) beside LIBLINEAR -s 4 at -e tol: seconds, primal as above, "
-              "rel = (its primal - LIBLINEAR's) / LIBLINEAR's")
-        for row in rows:
-            k, l = row["default"], row["liblinear"]
-            print(f"{row['split']:6} {row['C']:6g} | default {k['seconds']:8.3f} s primal {k['primal']:14.6f} "
-                  f"rel {(k['primal'] - l['primal']) / l['primal']:+9.2e} acc {100 * k['accuracy']:6.2f}% | "
-                  f"LIBLINEAR {l['seconds']:8.3f} s | default/LIBLINEAR {k['seconds'] / l['seconds']:6.2f}", flush=True)
+        print_beside(rows, "default", "default", "liblinear", "LIBLINEAR",
+                     "our fit at its default rule (tol=None) beside LIBLINEAR -s 4 at -e tol")
     if args.sklearn:
-        print()
-        print(f"scikit-learn's LinearSVC(multi_class='crammer_singer', fit_intercept=False, tol={args.tol:g}) beside "
-              "SDM: seconds, primal as above, rel = (its primal - SDM's) / SDM's")
-        for row in rows:
-            k, o = row["sklearn"], row["ssvmlinear"]
-            print(f"{row['split']:6} {row['C']:6g} | sklearn {k['seconds']:8.3f} s primal {k['primal']:14.6f} "
-                  f"rel {(k['primal'] - o['primal']) / o['primal']:+9.2e} acc {100 * k['accuracy']:6.2f}% | "
-                  f"SDM {o['seconds']:8.3f} s | sklearn/SDM {k['seconds'] / o['seconds']:6.2f}", flush=True)
+        print_beside(rows, "sklearn", "sklearn", "ssvmlinear", "SDM",
+                     f"scikit-learn's LinearSVC(multi_class='crammer_singer', fit_intercept=False, tol={args.tol:g}) "
+                     "beside SDM")
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1))
 
