@@ -2,8 +2,8 @@
 
 Builds --tag (default: the last release, RELEASES below) from this repository's git history into a
 temporary venv (`git archive` + `pip install`, the dependencies from the index pip is configured
-with; a clone without tags resolves the tag through RELEASES, and needs the full history), then
-runs every case with both versions in turn -- previous, current, current, previous, ... (the order
+with; a clone without tags resolves the tag through RELEASES, and needs the full history) and the
+working tree into another (both non-editable, as users install them), then runs every case with both versions in turn -- previous, current, current, previous, ... (the order
 alternates pair by pair) -- each fit in a fresh process: one server per version imports numpy, the
 package and its estimators once and forks a child per fit, which loads the data and times fit()
 (the state of a new interpreter at the line before fit, without paying its start-up 200 times).
@@ -62,6 +62,7 @@ import argparse
 import json
 import math
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -275,11 +276,30 @@ def resolve(tag):
 
 def build_previous(tag, where):
     """A venv at `where` with `tag` installed (non-editable); returns its python."""
-    commit = resolve(tag)
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", resolve(tag)], check=True,
+                             capture_output=True).stdout
     src = Path(where) / "src"
     src.mkdir(parents=True)
-    archive = subprocess.run(["git", "-C", str(ROOT), "archive", commit], check=True, capture_output=True).stdout
     subprocess.run(["tar", "-x", "-C", str(src)], input=archive, check=True)
+    return install(src, where)
+
+
+def build_current(where):
+    """A venv at `where` with the working tree (the files git tracks or does not ignore, as they are
+    now) installed as a user installs it, non-editable: an editable install starts slower and takes
+    more memory, which the start-up and RSS columns would count against the change."""
+    files = subprocess.run(["git", "-C", str(ROOT), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                           check=True, capture_output=True).stdout.decode().split("\0")
+    src = Path(where) / "src"
+    for name in filter(None, files):
+        if (ROOT / name).is_file():
+            (src / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, src / name)
+    return install(src, where)
+
+
+def install(src, where):
+    """A venv at where/venv with the source tree `src` installed (non-editable); its python."""
     subprocess.run([sys.executable, "-m", "venv", str(Path(where) / "venv")], check=True)
     python = str(Path(where) / "venv" / "bin" / "python")
     subprocess.run([python, "-m", "pip", "install", "-q", str(src)], check=True)
@@ -365,8 +385,8 @@ def main(argv=None):
     ap.add_argument("--reps", type=int, default=3, help="interleaved pairs of runs per case (default 3)")
     ap.add_argument("--gate", type=float, help="exit 1 when a case's median ratio current/previous exceeds this")
     ap.add_argument("--previous-python", help="interpreter of an already built previous version")
-    ap.add_argument("--current-python", default=sys.executable,
-                    help="interpreter with the current version installed (default: this one)")
+    ap.add_argument("--current-python", help="interpreter with the current version installed (default: the "
+                    "working tree built and installed into a temporary venv, as the previous release is)")
     ap.add_argument("--timeout", type=float, help="seconds per fit before it counts as failed "
                     "(default 60 with --quick, 3600 otherwise)")
     ap.add_argument("--json", help="also write every run's results to this file")
@@ -384,7 +404,12 @@ def main(argv=None):
             prev = args.previous_python
         else:
             print(f"building {args.tag} ({resolve(args.tag)[:12]}) into {tmp} ...", flush=True)
-            prev = build_previous(args.tag, tmp)
+            prev = build_previous(args.tag, os.path.join(tmp, "previous"))
+            print(f"built in {time.perf_counter() - start:.0f} s", flush=True)
+        current = args.current_python
+        if not current:
+            print("building the working tree ...", flush=True)
+            current = build_current(os.path.join(tmp, "current"))
             print(f"built in {time.perf_counter() - start:.0f} s", flush=True)
         planted = os.path.join(tmp, "planted.npz")
         if "planted-sdm" in args.cases:
@@ -393,7 +418,7 @@ def main(argv=None):
             X, y = make(*size["planted"], 50, 40, seed=0)
             np.savez(planted, data=X.data, indices=X.indices, indptr=X.indptr, shape=X.shape, y=y)
             del X, y
-        servers = {"prev": Server(prev), "cur": Server(args.current_python)}
+        servers = {"prev": Server(prev), "cur": Server(current)}
         print(f"previous: {args.tag} ({servers['prev'].package}); current: {servers['cur'].package}; "
               f"{'quick' if args.quick else 'full'} sizes; {args.reps} interleaved pairs a case, medians; "
               "ratio = median of the paired ratios current / previous (seconds of fit(); RSS r: peak RSS)")
