@@ -17,9 +17,10 @@ dual its passes raise), and the run `dual()` (a bound of the original problem at
 and `inner_tol`: SDM's, LSE-SDCD's and GDMM's (on a structure of one factor per example, BCFW
 with away steps; on a chain, the factor kernel, whose run's dual is the consistent one). A kernel
 that offers `weights_changed()` is told after Catalyst changed its weights in place (GDMM's
-sublinear oracles index the transition table). A run that also offers `slack_estimate()` (the slack its last oracle pass saw, each example at the
-weights of its visit: free, but not a bound) lets the centres steer by it and pay for the exact
-slack (an oracle pass) only where a stopping decision needs it.
+sublinear oracles index the transition table). A run that also offers `slack_estimate()` (the
+slack its last oracle pass saw, each example at the weights of its visit: free, but not a bound)
+lets the centres steer by it and pay for the exact slack (an oracle pass) only where a stopping
+decision needs it.
 A run whose `w_tracks_v` is true (SDM, LSE-SDCD: every change of alpha moves w by sigma times
 its dphi) gets v back from w_k in O(dim): v = (w_k - kappa sigma c_k) / sigma; every
 RECOMPUTE_EVERY centres, and for the others at every centre, v is summed from the alphas.
