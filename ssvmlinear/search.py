@@ -122,21 +122,6 @@ def _structure_name(structure):
     return getattr(structure, "description", None) or type(structure).__name__
 
 
-def _offers(structure, oracle):
-    """Whether the structure implements `oracle` ("kbest" or "constrained"): one call of it on
-    example 0 at w = 0 (a structure without it raises NotImplementedError, its capability check)."""
-    import numpy as np
-    w = np.zeros(structure.n_weights)
-    try:
-        if oracle == "kbest":
-            structure.py_kbest(w, 0, 1.0, 2)
-        else:
-            structure.py_constrained_oracle(w, 0, 1.0, float("inf"), 0.0)
-    except NotImplementedError:
-        return False
-    return True
-
-
 def structure_problem(structure, loss, search, exact_violators=False):
     """An error message when `structure` lacks what `search` needs for `loss`, else None: the
     exact search enumerates loss values (a loss-indexed oracle), hull-integral asks for the k best
@@ -145,7 +130,7 @@ def structure_problem(structure, loss, search, exact_violators=False):
     if structure.n_examples == 0 or not hasattr(structure, "py_kbest"):   # (a cluster's shards: checked
         return None                                                        # where they live)
     name = _structure_name(structure)
-    if loss == "lse" and exact_violators and not _offers(structure, "kbest"):
+    if loss == "lse" and exact_violators and not structure.supports_kbest():
         return (f"exact_violators=True enumerates every violating label (the k best labels), which {name} "
                 f"does not offer; use exact_violators=False (the violators the oracle finds)")
     if loss in ("margin", "lse"):
@@ -158,10 +143,10 @@ def structure_problem(structure, loss, search, exact_violators=False):
     if search == "exact" and not structure.supports_loss_indexed():
         return (f"search='exact' enumerates the labels by loss value, which {name} cannot; use "
                 f"search='hull' (exact on a relaxation's convex label set) or 'angular'")
-    if search == "hull-integral" and not _offers(structure, "kbest"):
+    if search == "hull-integral" and not structure.supports_kbest():
         return f"search='hull-integral' needs the k best labels, which {name} does not offer; use search='hull'"
     # the loss-indexed oracle realises the angular search's constrained oracle too
-    if search == "angular" and not structure.supports_loss_indexed() and not _offers(structure, "constrained"):
+    if search == "angular" and not structure.supports_loss_indexed() and not structure.supports_constrained():
         return f"search='angular' needs a constrained oracle, which {name} does not offer; use search='hull'"
     return None
 

@@ -454,3 +454,21 @@ def test_microf1_searches_on_chains(seed):
         assert r["value"] >= best - 1e-12
     plain = ChainStructure(CSRDataset(X, 1.0), y, lengths, K)
     assert not plain.offers_microf1
+
+
+def test_capability_checks_agree_with_calling_the_oracles():
+    """Structure.supports_kbest / supports_constrained say what py_kbest / py_constrained_oracle
+    do: answer, or raise NotImplementedError (every structure of the conformance matrix)."""
+    import numpy as np
+    import conformance_matrix as matrix
+    for name in matrix.STRUCTURES:
+        st = matrix.reference(name).st
+        w = np.zeros(st.n_weights)
+        for supports, call in ((st.supports_kbest, lambda: st.py_kbest(w, 0, 1.0, 2)),
+                               (st.supports_constrained, lambda: st.py_constrained_oracle(w, 0, 1.0, np.inf, 0.0))):
+            try:
+                call()
+                answers = True
+            except NotImplementedError:
+                answers = False
+            assert supports() == answers, (name, supports.__name__)

@@ -152,6 +152,36 @@ cdef class Structure:
         """Whether the structure has a loss-indexed oracle (exact bi-criteria inference)."""
         return self.n_examples == 0 or self.n_loss_levels(0) > 0
 
+    def supports_kbest(self):
+        """Whether the structure lists its k best labels: its kbest() ran on example 0 at w = 0
+        without recording itself as missing (the base's default does)."""
+        import numpy as np
+        if self.n_examples == 0:
+            return True
+        cdef int L = max(self.max_label_len, 1)
+        labels = np.zeros(2 * L, dtype=np.int32)
+        values = np.zeros(2)
+        w = np.zeros(max(self.n_weights, 1))
+        work = np.zeros(max(self.kbest_workspace_size(2), 1))
+        cdef int[::1] lv = labels
+        cdef double[::1] vv = values, wv = w, kv = work
+        self.kbest(&wv[0], 0, 1.0, 2, &lv[0], &vv[0], &kv[0])
+        missing, self.missing = self.missing == 7, 0
+        return not missing
+
+    def supports_constrained(self):
+        """Whether the structure has a constrained lambda-oracle: its constrained_oracle() on
+        example 0 at w = 0 answers otherwise than the base's default (-2)."""
+        import numpy as np
+        if self.n_examples == 0:
+            return True
+        y = np.zeros(max(self.max_label_len, 1), dtype=np.int32)
+        w = np.zeros(max(self.n_weights, 1))
+        work = np.zeros(max(self.workspace_size(), 1))
+        cdef int[::1] yv = y
+        cdef double[::1] wv = w, kv = work
+        return self.constrained_oracle(&wv[0], 0, 1.0, float("inf"), 0.0, 0.0, 1.0, &yv[0], &kv[0]) != -2
+
     def subset(self, Py_ssize_t lo, Py_ssize_t hi, order=None):
         """The same structure over examples lo..hi-1, or order[lo:hi] given a permutation `order`
         of the examples (same weights layout): a shard's structure."""
