@@ -451,7 +451,7 @@ def test_shard_round_works_in_the_solvers_weights(monkeypatch):
     from ssvmlinear._kernels.multiclass import MulticlassStructure
     from ssvmlinear._kernels.sdm import SDMSolver
     from ssvmlinear.solvers import SDM, cocoa as dist
-    from ssvmlinear.solvers.sdm import MAX_TYPE2_PASSES, ascent_objective, run_type2_passes
+    from ssvmlinear.solvers.sdm import INNER_TOL, MAX_TYPE2_PASSES, ascent_objective, run_type2_passes
 
     class Local:            # ClusterShards' call on one shard in this process
         def __init__(self, shard):
@@ -477,8 +477,8 @@ def test_shard_round_works_in_the_solvers_weights(monkeypatch):
     ref.sigma = 2.0
     ref.coef[:] = w0
     before = ascent_objective(ref)
-    ref.run_pass(True, 0.01)
-    run_type2_passes(ref, 0.1, 0.01, before, MAX_TYPE2_PASSES)      # (SDM.local_round's type-II passes)
+    ref.run_pass(True, INNER_TOL * 0.1)
+    run_type2_passes(ref, 0.1, INNER_TOL * 0.1, before, MAX_TYPE2_PASSES)      # (SDM.local_round's type-II passes)
     np.testing.assert_array_equal(got[-1], (ref.coef - w0) / 2.0)
     assert np.abs(got[-1]).max() > 0
 

@@ -313,7 +313,7 @@ def test_predict_with_more_or_fewer_features_than_training():
     np.testing.assert_allclose(est.decision_function(match_columns(narrow, 6)), expected)
 
 
-def test_multiclass_runners_up_follow_the_oracle_in_sorted_order():
+def test_multiclass_runners_up_are_the_violators_in_the_oracles_order():
     rng = np.random.default_rng(3)
     X, y = random_multiclass(n=10, d=5, K=6, seed=4)
     st = MulticlassStructure(CSRDataset(X, -1.0), y.astype(np.int32), 6)
@@ -324,11 +324,51 @@ def test_multiclass_runners_up_follow_the_oracle_in_sorted_order():
             for lam in (0.0, 1.0):
                 vals = f - f[y[i]] + lam * (np.arange(6) != y[i])
                 order = np.lexsort((np.arange(6), -vals))     # value down, ties: lowest class
+                violators = [c for c in order[1:] if vals[c] > 0.0]
                 for k in (0, 2, 5, 9):
                     best, labels, values = st.py_runners_up(w, i, lam, k)
                     assert best[0] == order[0]
-                    assert list(labels[:, 0]) == list(order[1:1 + k])
-                    np.testing.assert_allclose(values, vals[order[1:1 + k]], atol=1e-12)
+                    assert list(labels[:, 0]) == violators[:k]
+                    np.testing.assert_allclose(values, vals[violators[:k]], atol=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("sigma", [1.0, 0.3])
+def test_exact_subproblem_matches_a_qp_solver(seed, sigma):
+    """Crammer-Singer's closed form against SLSQP on the visit's QP: maximise
+    sum_k d_k H_k - sigma/2 d'Gd over d with alpha + d >= 0 and sum d = 0."""
+    rng = np.random.default_rng(seed)
+    K = 6
+    X, y = random_multiclass(n=8, d=5, K=K, seed=seed)
+    st = MulticlassStructure(CSRDataset(X, -1.0), y.astype(np.int32), K)
+    w = rng.standard_normal(st.n_weights) * rng.choice([0.1, 1.0, 3.0])
+    for i in range(8):
+        members = rng.permutation(K)[:rng.integers(2, K + 1)].astype(np.int32)
+        if rng.random() < 0.8 and y[i] not in members:     # the true label is usually a member
+            members[0] = y[i]
+        C = rng.choice([0.05, 1.0, 10.0])
+        alpha = rng.dirichlet(np.ones(len(members))) * C
+        alpha[rng.random(len(members)) < 0.3] = 0.0
+        if y[i] not in members and alpha.sum() == 0.0:
+            alpha[0] = C
+        alpha *= C / alpha.sum()
+        H = st.py_margins(w, i, members) + (members != y[i])
+        G = np.array([st.py_gram_row(i, members[a:a + 1], members) for a in range(len(members))])
+        solved, new_alpha, dalpha, new_H = st.py_solve_subproblem(i, members, sigma, H, alpha)
+        assert solved
+        np.testing.assert_allclose(new_alpha - alpha, dalpha, atol=1e-12)
+        assert new_alpha.min() >= 0.0 and new_alpha.sum() == pytest.approx(alpha.sum(), abs=1e-9)
+        np.testing.assert_allclose(new_H, H - sigma * G @ dalpha, atol=1e-9)
+
+        def gain(d):
+            return d @ H - 0.5 * sigma * d @ G @ d
+        res = minimize(lambda d: -gain(d), np.zeros(len(members)), jac=lambda d: -(H - sigma * G @ d),
+                       constraints=[dict(type="eq", fun=lambda d: d.sum(), jac=lambda d: np.ones_like(d))],
+                       bounds=[(-a, None) for a in alpha], method="SLSQP", options=dict(ftol=1e-14, maxiter=500))
+        assert gain(dalpha) >= -res.fun - 1e-7
+        # KKT: the members holding alpha share the largest H
+        support = new_alpha > 1e-12
+        assert new_H[support].min() >= new_H.max() - 1e-8
 
 
 def test_multiclass_kbest_matches_sort():

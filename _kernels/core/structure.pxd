@@ -50,6 +50,13 @@ cdef class Structure:
     # out[j] = gram(i, a, labels[j]) for n labels stored back to back (shares work across j)
     cdef void gram_row(self, Py_ssize_t i, const int *a, const int *labels, int n, double *out,
                        double *work) noexcept nogil
+    # The dual sub-problem of example i over its n working-set members, solved exactly where the
+    # Gram has a closed-form solution (multiclass: Crammer-Singer's): given their H (loss + margin)
+    # and alphas (summing to C_i), with the quadratic term scaled by sigma, writes the optimal
+    # alphas into alpha, their changes into dalpha and the new H into H; work: workspace_size()
+    # doubles. Returns 0 when the structure has none (default; the dual solvers then run SMO).
+    cdef int solve_subproblem(self, Py_ssize_t i, const int *labels, int n, double sigma, double *H,
+                              double *alpha, double *dalpha, double *work) noexcept nogil
     # w += coef * (phi(y_i) - phi(y)), touching only the nonzeros of x_i
     cdef void update(self, double *w, Py_ssize_t i, double coef, const int *y) noexcept nogil
     # w += sum_k coefs[k] * (phi(y_i) - phi(labels[k])) for n labels stored back to back (zero
@@ -65,8 +72,8 @@ cdef class Structure:
     # rows touch -- call it after the rows' own hint, a visit or more later (default: none).
     cdef void cache_example(self, const double *w, Py_ssize_t i, bint weights) noexcept nogil
     # After oracle(w, i, lam, ...) answered y_best (`work` still holding what it left there, the
-    # same w): up to k other labels with the next largest m(y) + lam * Delta(y, y_i), best first,
-    # in labels_out (k x label_len) with those values; returns how many. Default 0: structures
+    # same w): up to k other labels that violate (m(y) + lam * Delta(y, y_i) > 0), the largest
+    # first, in labels_out (k x label_len) with those values; returns how many. Default 0: structures
     # whose oracle's work does not list them cheaply (SDM then adds the oracle's answer alone).
     cdef int runners_up(self, Py_ssize_t i, double lam, const int *y_best, int k, int *labels_out,
                         double *values_out, const double *work) noexcept nogil

@@ -69,6 +69,10 @@ cdef class Structure:
         for j in range(n):
             out[j] = self.gram(i, a, labels + j * L)
 
+    cdef int solve_subproblem(self, Py_ssize_t i, const int *labels, int n, double sigma, double *H,
+                              double *alpha, double *dalpha, double *work) noexcept nogil:
+        return 0
+
     cdef void update(self, double *w, Py_ssize_t i, double coef, const int *y) noexcept nogil:
         self.missing = 6
 
@@ -242,7 +246,7 @@ cdef class Structure:
         return y[:self.label_len(i)].copy(), m, self.loss(i, &yv[0])
 
     def py_runners_up(self, const double[::1] w, Py_ssize_t i, double lam, int k):
-        """(the oracle's label, runners-up labels (n x L), their values m + lam * Delta)."""
+        """(the oracle's label, the violating runners-up (n x L), their values m + lam * Delta)."""
         import numpy as np
         cdef Py_ssize_t L = self.label_len(i)
         labels = np.zeros(max(k, 1) * L, dtype=np.int32)
@@ -321,6 +325,19 @@ cdef class Structure:
         result = out[:n]
         self.check_implemented("py_gram_row")
         return result
+
+    def py_solve_subproblem(self, Py_ssize_t i, const int[::1] labels, double sigma, H, alpha):
+        """(solved, alpha, dalpha, H) of solve_subproblem on copies of H and alpha."""
+        import numpy as np
+        cdef Py_ssize_t L = self.label_len(i)
+        cdef int n = labels.shape[0] // L
+        Hc = np.array(H, dtype=np.float64)
+        ac = np.array(alpha, dtype=np.float64)
+        da = np.zeros(max(n, 1))
+        work = np.zeros(max(self.workspace_size(), n, 1))
+        cdef double[::1] hv = Hc, av = ac, dv = da, wv = work
+        cdef int solved = self.solve_subproblem(i, &labels[0], n, sigma, &hv[0], &av[0], &dv[0], &wv[0])
+        return bool(solved), ac, da[:n], Hc
 
     def py_margins(self, const double[::1] w, Py_ssize_t i, const int[::1] labels):
         import numpy as np

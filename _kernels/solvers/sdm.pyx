@@ -5,9 +5,11 @@
     s.t.       alpha_i(y) >= 0,  sum_y alpha_i(y) = C_i,   w = sum_i sum_y alpha_i(y) dphi_i(y),
 
 dphi_i(y) = phi(x_i, y_i) - phi(x_i, y) (Keerthi et al. 2008; Balamurugan et al. 2011). Each example
-keeps a working set V_i (labels.pxd); a visit runs SMO steps on the maximal violating pair of
-H_i(y) = Delta(y, y_i) - w . dphi_i(y) over V_i and updates w once (update_many). Type-I passes first
-add the loss-augmented oracle's label (and up to RUNNERS_UP violating runners-up) to V_i; type-II
+keeps a working set V_i (labels.pxd); a visit optimises the example's alphas over V_i -- exactly where
+the structure solves its sub-problem in closed form (multiclass: Crammer-Singer's), else by SMO steps
+on the maximal violating pair of H_i(y) = Delta(y, y_i) - w . dphi_i(y) -- and updates w once
+(update_many). Type-I passes first
+add the loss-augmented oracle's label (and up to n_runners violating runners-up) to V_i; type-II
 passes only re-optimise working sets of size >= 2; members with alpha = 0 that do not violate are
 dropped. KKT violation of example i: max_y H_i(y) - min_{alpha_i(y) > 0} H_i(y), zero at the optimum.
 
@@ -332,6 +334,7 @@ cdef class SDMSolver(DualSolver):
         cdef const int *yr
         cdef bint moved = False
         cdef double sigma = self.sigma
+        cdef int n_steps = self.max_inner     # SMO steps (none once solved exactly)
         if use_oracle:
             if slot < 0:
                 t0 = _now()
@@ -380,7 +383,22 @@ cdef class SDMSolver(DualSolver):
             H[k] += loss[k]
             dalpha[k] = 0.0
         viol = 0.0
-        for step in range(self.max_inner):
+        # the structure's closed-form optimum where it has one (then no SMO steps)
+        up = 0
+        down = -1
+        for k in range(n):
+            if H[k] > H[up]:
+                up = k
+            if alpha[k] > 0.0 and (down < 0 or H[k] < H[down]):
+                down = k
+        if down >= 0:
+            viol = H[up] - H[down]
+        if viol <= inner_tol:
+            n_steps = 0
+        elif self.st.solve_subproblem(i, self.ws.labels(i), n, sigma, H, alpha, dalpha, L.work):
+            moved = True
+            n_steps = 0
+        for step in range(n_steps):
             up = 0
             down = -1
             for k in range(n):

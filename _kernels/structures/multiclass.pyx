@@ -1,6 +1,7 @@
 # cython: language_level=3
 """Multiclass structure: one of K classes, phi(x, y) = x (x) e_y, 0/1 loss (Crammer-Singer)."""
 import numpy as np
+from libc.stdlib cimport qsort
 
 from ssvmlinear._kernels.dataset cimport (CSRDataset, Row, row_dot, row_axpy, row_gemv, row_entries,
                                          row_entry, row_cache_blocks, row_gather)
@@ -11,6 +12,11 @@ from ssvmlinear._kernels.structure cimport Structure
 cdef Py_ssize_t GATHER_FACTOR = 4
 # update_many merges the changes of up to this many labels into one sweep over the row
 DEF MAX_MERGED = 64
+
+
+cdef int _descending(const void *a, const void *b) noexcept nogil:
+    cdef double x = (<const double *> a)[0], y = (<const double *> b)[0]
+    return (x < y) - (x > y)
 
 
 cdef inline void margin_gather(Row r, const double *w, Py_ssize_t K, int yi, const int *labels, int n,
@@ -110,26 +116,30 @@ cdef class MulticlassStructure(Structure):
     cdef int runners_up(self, Py_ssize_t i, double lam, const int *y_best, int k, int *labels_out,
                         double *values_out, const double *work) noexcept nogil:
         # from the oracle's K scores, in the oracle's order (value down, ties: lowest class
-        # first): each scan takes the best label after the previous one in that order
+        # first): one scan keeping the best k violators in order (a later class displaces only
+        # strictly smaller values)
         cdef Py_ssize_t c, K = self.n_classes
-        cdef int yi = self.y[i], r, best, got = 0, prev_c = -1
-        cdef double v, best_v = 0.0, prev_v = 0.0
-        for r in range(k):
-            best = -1
-            for c in range(K):
-                if c == y_best[0]:
-                    continue
-                v = work[c] if c == yi else work[c] + lam
-                if prev_c >= 0 and (v > prev_v or (v == prev_v and c <= prev_c)):
-                    continue    # taken before
-                if best < 0 or v > best_v:
-                    best, best_v = <int> c, v
-            if best < 0:
-                break
-            labels_out[got] = best
-            values_out[got] = best_v - work[yi]
-            got += 1
-            prev_c, prev_v = best, best_v
+        cdef int yi = self.y[i], got = 0, p
+        cdef double v, floor = work[yi]
+        if k <= 0:
+            return 0
+        for c in range(K):
+            if c == y_best[0] or c == yi:
+                continue
+            v = work[c] + lam
+            if v <= floor or (got == k and v <= values_out[k - 1]):
+                continue
+            p = got if got < k else k - 1
+            while p > 0 and values_out[p - 1] < v:
+                values_out[p] = values_out[p - 1]
+                labels_out[p] = labels_out[p - 1]
+                p -= 1
+            values_out[p] = v
+            labels_out[p] = <int> c
+            if got < k:
+                got += 1
+        for p in range(got):
+            values_out[p] -= work[yi]
         return got
 
     cdef int n_loss_levels(self, Py_ssize_t i) noexcept nogil:
@@ -157,6 +167,73 @@ cdef class MulticlassStructure(Structure):
         if a[0] == yi or b[0] == yi:
             return 0.0
         return self.X.sqnorm(i) * (2.0 if a[0] == b[0] else 1.0)
+
+    cdef void gram_row(self, Py_ssize_t i, const int *a, const int *labels, int n, double *out,
+                       double *work) noexcept nogil:
+        # gram() for n labels at once (SMO asks for two rows per step)
+        cdef int j, yi = self.y[i]
+        cdef double q = self.X.sqnorm(i)
+        for j in range(n):
+            if a[0] == yi or labels[j] == yi:
+                out[j] = 0.0
+            else:
+                out[j] = q * (2.0 if labels[j] == a[0] else 1.0)
+
+    cdef int solve_subproblem(self, Py_ssize_t i, const int *labels, int n, double sigma, double *H,
+                              double *alpha, double *dalpha, double *work) noexcept nogil:
+        # Crammer-Singer's sub-problem (LIBLINEAR's solve_sub_problem): with beta = sigma |x_i|^2,
+        # S = the alphas of the classes c != y_i and D_c = H_c + beta (alpha_c + S), the optimum is
+        # alpha_c = max(0, D_c - t) / beta and H_c = D_c - beta (alpha_c + S'), where t solves
+        # t = sum_c max(0, D_c - t) while S' < C_i (the slack's alpha_{y_i} stays positive), else
+        # sum_c max(0, D_c - t) = beta C_i (y_i outside the working set: always the latter).
+        # Sorting the D_c gives t.
+        cdef int yi = self.y[i], k, m, M = 0, pos = -1
+        cdef double beta = sigma * self.X.sqnorm(i), S = 0.0, total = 0.0, t = 0.0, run = 0.0, a, S_new = 0.0
+        cdef bint binds
+        if not beta > 1e-300:
+            return 0
+        for k in range(n):
+            total += alpha[k]
+            if labels[k] == yi:
+                pos = k
+            else:
+                S += alpha[k]
+        for k in range(n):
+            if k != pos:
+                H[k] += beta * (alpha[k] + S)       # H holds D from here on
+                work[M] = H[k]
+                M += 1
+        qsort(work, M, sizeof(double), _descending)
+        binds = pos < 0
+        if not binds and work[0] > 0.0:
+            for m in range(M):
+                run += work[m]
+                t = run / (m + 2)
+                if m == M - 1 or work[m + 1] <= t:
+                    break
+            binds = t > beta * total
+        if binds:
+            run = 0.0
+            for m in range(M):
+                run += work[m]
+                t = (run - beta * total) / (m + 1)
+                if m == M - 1 or work[m + 1] <= t:
+                    break
+        for k in range(n):
+            if k != pos:
+                a = H[k] - t
+                a = a / beta if a > 0.0 else 0.0
+                S_new += a
+                dalpha[k] = a - alpha[k]
+                alpha[k] = a
+        for k in range(n):
+            if k != pos:
+                H[k] -= beta * (alpha[k] + S_new)
+        if pos >= 0:
+            a = 0.0 if binds else max(total - S_new, 0.0)
+            dalpha[pos] = a - alpha[pos]
+            alpha[pos] = a
+        return 1
 
     cdef void update(self, double *w, Py_ssize_t i, double coef, const int *y) noexcept nogil:
         cdef int yi = self.y[i]

@@ -123,7 +123,7 @@ class MulticlassModel(Model):
         self.classes_ = classes
         self.n_features_in_ = n_features
         self._bias = bias
-        self.coef_ = np.ascontiguousarray(W[:n_features].T)
+        self.coef_ = W[:n_features].T     # a view: a transposing copy of K x d weights costs a pass
         self.intercept_ = bias * W[n_features].copy() if bias > 0 else np.zeros(K)
 
     def _scores(self, X):

@@ -13,6 +13,19 @@ MAX_TYPE2_PASSES = 10
 # (benchmarks/planted_vs_liblinear.py, benchmarks/ocr_chain.py). A gain, not a time: results stay
 # deterministic.
 TYPE2_GAIN = 0.2
+# Visits stop their SMO steps -- or, where the structure solves the sub-problem exactly, are
+# skipped -- once the example's KKT violation is at most INNER_TOL times the rule's tol: near-exact
+# sub-problems make each pass count (LIBLINEAR -s 4 solves its own exactly), and the cheap ones
+# cost little (benchmarks/multiclass_vs_liblinear.py --split sector, benchmarks/vs_previous.py).
+INNER_TOL = 0.001
+# Inside Catalyst (large C) the passes' own tolerance is this fraction instead: its centres move
+# every few passes, so exact sub-problems of a centre's problem buy little (benchmarks/ocr_chain.py).
+CATALYST_INNER_TOL = 0.1
+# Type-I visits on structures that ask for every violating label (multiclass) add up to this many
+# violating runners-up of the oracle's answer: the exact sub-problem then spreads each visit's step
+# over them as LIBLINEAR -s 4's does over all classes, and those it leaves at zero leave the working
+# set at once (benchmarks/multiclass_vs_liblinear.py --split sector).
+EXACT_RUNNERS_UP = 16
 # SDM on a memory-mapped data set (ssvm-convert's cache): passes visit shuffled blocks of this many
 # consecutive examples, shuffled within each block, and read the next block ahead while visiting
 # one, so a pass reads the file in long runs instead of a page per example
@@ -26,6 +39,12 @@ def ascent_objective(kernel):
     ones; up to a constant)."""
     w = kernel.coef
     return kernel.ws.linear_term() - 0.5 / kernel.sigma * float(np.dot(w, w))
+
+
+def runners_up(exact_violators):
+    """SDMSolver's n_runners for a problem (the kernel's default unless the structure asks for
+    every violating label)."""
+    return dict(n_runners=EXACT_RUNNERS_UP) if exact_violators else {}
 
 
 def run_type2_passes(kernel, tol, inner_tol, before_type1, limit, after_pass=None):
@@ -124,25 +143,27 @@ class SDM(Solver):
         if kappa <= 0:
             return run
         implied = None
+        # Catalyst's passes: CATALYST_INNER_TOL times the default fit's tol; with an explicit tol,
+        # the default fit's relative gap rule, scaled down below default_tol, stops it too, and its
+        # passes take the default fit's inner tolerance scaled alike (a looser tol then takes the
+        # default fit's very passes: never more of them)
+        run.inner_tol = CATALYST_INNER_TOL * min(problem.tol, self.default_tol)
         if problem.gap_tol is None:
-            # an explicit tol: the default fit's relative gap rule, scaled down below default_tol,
-            # stops it too, and its passes take the default fit's inner tolerance scaled alike
-            # (a looser tol then takes the default fit's very passes: never more of them)
             implied = implied_gap(problem.tol, self.default_tol)
-            run.inner_tol = 0.1 * min(problem.tol, self.default_tol)
         return CatalystRun(run, kappa, problem.gap_tol, implied_gap=implied)
 
     # CoCoA+ (cocoa.py): the local solver on a shard and its rounds
     cocoa_gap_only = True          # its measured gap is the true one: a default fit stops on it
 
     def local_kernel(self, structure, Cs, seed, exact_violators):
-        return SDMSolver(structure, Cs, seed, visit_block=MMAP_VISIT_BLOCK if structure.X.memory_mapped else 0)
+        return SDMSolver(structure, Cs, seed, visit_block=MMAP_VISIT_BLOCK if structure.X.memory_mapped else 0,
+                         **runners_up(exact_violators))
 
     def local_round(self, kernel, tol):
         """A type-I pass and its type-II passes; (rule value, passes)."""
         before = ascent_objective(kernel)
-        rule = kernel.run_pass(True, 0.1 * tol)
-        return rule, 1 + run_type2_passes(kernel, tol, 0.1 * tol, before, MAX_TYPE2_PASSES)
+        rule = kernel.run_pass(True, INNER_TOL * tol)
+        return rule, 1 + run_type2_passes(kernel, tol, INNER_TOL * tol, before, MAX_TYPE2_PASSES)
 
     def local_slack(self, kernel, half_ww):
         return kernel.slack_sum()
@@ -169,12 +190,13 @@ class SDMRun(Run):
         threads = max(1, min(effective_n_jobs(problem.n_jobs), max(n, 1)))
         self.kernel = SDMSolver(structure, problem.Cs, problem.seed, batch=self.batch, n_threads=threads,
                                 n_shards=min(shards, max(n, 1)),
-                                visit_block=MMAP_VISIT_BLOCK if structure.X.memory_mapped else 0)
+                                visit_block=MMAP_VISIT_BLOCK if structure.X.memory_mapped else 0,
+                                **runners_up(problem.exact_violators))
         if problem.state is not None:
             self.kernel.set_state(problem.state, problem.Cs)
         self.keep_state = problem.keep_state
         self.tol = problem.tol
-        self.inner_tol = 0.1 * problem.tol
+        self.inner_tol = INNER_TOL * problem.tol
         self.c_sum = max(float(np.sum(problem.Cs)), 1e-300)
         self.monitor = problem.monitor
         self.outer = 0
