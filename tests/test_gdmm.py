@@ -424,3 +424,28 @@ def test_sublinear_gdmm_inside_catalyst_keeps_its_multimaps(monkeypatch):
         warnings.simplefilter("ignore", ConvergenceWarning)
         est.fit(X, y, lengths)
     assert len(passes) >= 60
+
+
+def test_gdmm_inside_catalyst_measures_the_slack_less_often_than_it_passes(monkeypatch):
+    """GDMM's exact slack is a Viterbi pass: inside Catalyst a centre measures its inner gap
+    first after as many passes as the last centre needed, less one, so most passes are not
+    followed by one -- and the default fit still reaches SDM's optimum within its gap rule."""
+    from ssvmlinear.solvers import gdmm as solver_module
+    passes, slacks = [], []
+    run_pass, slack_sum = solver_module.GDMMRun.run_pass, solver_module.GDMMRun.slack_sum
+
+    def counted_pass(self):
+        passes.append(1)
+        return run_pass(self)
+
+    def counted_slack(self):
+        slacks.append(1)
+        return slack_sum(self)
+
+    monkeypatch.setattr(solver_module.GDMMRun, "run_pass", counted_pass)
+    monkeypatch.setattr(solver_module.GDMMRun, "slack_sum", counted_slack)
+    X, y, lengths = random_chains(n_seq=60, K=6, seed=5)
+    ref = ChainSSVM(C=40.0, tol=1e-8, max_iter=50000).fit(X, y, lengths)
+    est = ChainSSVM(C=40.0, solver="gdmm", max_iter=5000).fit(X, y, lengths)
+    assert est.converged_ and ref.objective_ <= est.objective_ <= ref.objective_ * 1.01
+    assert len(slacks) < 0.75 * len(passes)

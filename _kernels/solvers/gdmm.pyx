@@ -33,6 +33,7 @@ from libcpp.vector cimport vector
 from ssvmlinear._kernels.dataset cimport CSRDataset, Row, row_dot, row_axpy, row_gemv_range
 from ssvmlinear._kernels.factor cimport FactorGraph
 from ssvmlinear._kernels.rng cimport rng_shuffle, rng_below
+from ssvmlinear._kernels.simplex cimport simplex_threshold
 from ssvmlinear._kernels.structure cimport Structure
 
 ctypedef pair[double, int] Entry            # (-value, other index): ascending = best first
@@ -255,6 +256,7 @@ cdef class FactorGDMM:
     cdef uint64_t rng_state
     cdef Py_ssize_t[::1] order
     cdef double[::1] scores      # a block of unary scores
+    cdef double[::1] proj        # a unary step's projection: its states' targets, then sorted
     cdef int stamp               # marks of the current factor's supports (markL/markR, mark)
     cdef public long long n_fmo_calls, n_activations
     # CoCoA+'s subproblem scaling sigma' (1: the plain method): the curvature of w's part of every
@@ -319,6 +321,7 @@ cdef class FactorGDMM:
         self.order = np.arange(max(self.n, 1), dtype=np.intp)
         self.w = np.zeros(graph.n_weights, dtype=np.float64)
         self.scores = np.zeros(max(self.K, 1))
+        self.proj = np.zeros(2 * (self.K + 1))
         self.stamp = 0
         self.n_fmo_calls = 0
         self.n_activations = 0
@@ -795,62 +798,53 @@ cdef class FactorGDMM:
 
     cdef double _unigram_step(self, Py_ssize_t i, Py_ssize_t g, Py_ssize_t t, Py_ssize_t T, double c,
                               double lw) noexcept nogil:
-        """Block AFW on variable g's q_t; returns its FW gap (C_i (a(y*) - q.a)) at the first step,
+        """Variable g's block step: the FMO's state joins q_t's support, and q_t takes the exact
+        minimiser of the augmented Lagrangian over that support -- its Hessian in q_t is the
+        identity times C_i^2 (sigma |x|^2 + rho (#pair factors)), so the minimiser is the simplex
+        projection of q + a / (C_i h) (the authors' projected step on the active set; a Frank-Wolfe
+        or away step moves along one direction of it). Returns the FW gap (C_i (a(y*) - q.a)),
         -1 on out of memory."""
         cdef SVec *q = &self.qu[g]
         cdef Row r = self.X.row(g)
-        cdef Py_ssize_t K = self.K, it, block
-        cdef int n_inc = (t > 0) + (t + 1 < T), ystar, j, jv, y
-        cdef double kappa = self.X.sqnorm(g), best, qa, q2, amin, fw, aw, num, dd, gmax, gamma, qv, delta
-        cdef double gap = 0.0
-        cdef bint away, drop
+        cdef Py_ssize_t block
+        cdef int n_inc = (t > 0) + (t + 1 < T), ystar, j, n
+        cdef double kappa = self.X.sqnorm(g), best, qa = 0.0, h, tau, v
+        cdef double *z = &self.proj[0]
+        cdef double *zs = &self.proj[self.K + 1]
         kappa += (t == 0 and self.head_off >= 0) + (t == T - 1 and self.tail_off >= 0)
-        for it in range(MAX_INNER):
-            self._unigram_messages(g, t, T, c)
-            block = rng_below(&self.rng_state, self.nu) if self.nu > 1 else 0
-            best = self._unigram_fmo(g, t, T, lw, block, &ystar)
-            qa = 0.0
-            q2 = 0.0
-            amin = -NEG
-            jv = -1
-            for j in range(q.n):
-                qa += q.val[j] * self.aU[q.idx[j]]
-                q2 += q.val[j] * q.val[j]
-                if self.aU[q.idx[j]] < amin:
-                    amin = self.aU[q.idx[j]]
-                    jv = j
-            fw = best - qa
-            aw = qa - amin if jv >= 0 else 0.0
-            if it == 0:
-                gap = c * fw
-            away = jv >= 0 and aw > fw and q.val[jv] < VERTEX
-            if away:
-                qv = q.val[jv]
-                num = c * aw
-                dd = q2 - 2.0 * qv + 1.0
-                gmax = qv / (1.0 - qv)
-            else:
-                num = c * fw
-                dd = q2 - 2.0 * sv_get(q, ystar) + 1.0
-                gmax = 1.0
+        self._unigram_messages(g, t, T, c)
+        block = rng_below(&self.rng_state, self.nu) if self.nu > 1 else 0
+        best = self._unigram_fmo(g, t, T, lw, block, &ystar)
+        for j in range(q.n):
+            qa += q.val[j] * self.aU[q.idx[j]]
+        h = c * (self.sigma * kappa + self.rho * n_inc)
+        if best - qa <= 0.0:
             self._clear_scratch()
-            if num <= 0.0 or dd <= 1e-300:
-                break
-            gamma = num / (c * c * (self.sigma * kappa + self.rho * n_inc) * dd)
-            drop = away and gamma >= gmax
-            if gamma > gmax:
-                gamma = gmax
-            # q += gamma d; w -= C_i gamma d(y) phi_t(y)
-            if away:
-                ystar = q.idx[jv]
-            for j in range(q.n):
-                self._move_unigram(r, t, T, q.idx[j], (gamma if away else -gamma) * q.val[j], c)
-            self._move_unigram(r, t, T, ystar, -gamma if away else gamma, c)
-            if sv_afw_step(q, away, jv, ystar, gamma) < 0:
+            return 0.0
+        if sv_find(q, ystar) < 0:
+            self.aU[ystar] = best
+            if sv_add(q, ystar, 0.0) < 0:
+                self._clear_scratch()
                 return OOM
-            if not drop:
-                break
-        return gap
+        n = q.n
+        for j in range(n):
+            z[j] = q.val[j] + self.aU[q.idx[j]] / h if h > 1e-300 else (1.0 if q.idx[j] == ystar else 0.0)
+            zs[j] = z[j]
+        self._clear_scratch()
+        tau = simplex_threshold(zs, n, 1.0)     # (h = 0: the objective is linear, its minimiser e_ystar)
+        for j in range(n):      # w moves by the change; q takes the projection
+            v = z[j] - tau
+            v = v if v > 0.0 else 0.0
+            self._move_unigram(r, t, T, q.idx[j], v - q.val[j], c)
+            q.val[j] = v
+        j = 0
+        while j < q.n:
+            if q.val[j] <= 0.0:
+                sv_remove_at(q, j)
+            else:
+                j += 1
+        renormalize(q.val, q.n)
+        return c * (best - qa)
 
     cdef inline void _move_unigram(self, Row r, Py_ssize_t t, Py_ssize_t T, int y, double delta,
                                    double c) noexcept nogil:

@@ -1,22 +1,17 @@
 # cython: language_level=3
 """Multiclass structure: one of K classes, phi(x, y) = x (x) e_y, 0/1 loss (Crammer-Singer)."""
 import numpy as np
-from libc.stdlib cimport qsort
 
 from ssvmlinear._kernels.dataset cimport (CSRDataset, Row, row_dot, row_axpy, row_gemv, row_entries,
                                          row_entry, row_cache_blocks, row_gather)
 from ssvmlinear._kernels.structure cimport Structure
+from ssvmlinear._kernels.simplex cimport simplex_threshold
 
 # margins of n of K labels read only their entries when n <= 4 or GATHER_FACTOR * (n + 1) <= K:
 # then one sweep over the row's entries beats the K-wide product (benchmarks/multiclass_vs_liblinear.py)
 cdef Py_ssize_t GATHER_FACTOR = 4
 # update_many merges the changes of up to this many labels into one sweep over the row
 DEF MAX_MERGED = 64
-
-
-cdef int _descending(const void *a, const void *b) noexcept nogil:
-    cdef double x = (<const double *> a)[0], y = (<const double *> b)[0]
-    return (x < y) - (x > y)
 
 
 cdef inline void margin_gather(Row r, const double *w, Py_ssize_t K, int yi, const int *labels, int n,
@@ -182,14 +177,11 @@ cdef class MulticlassStructure(Structure):
     cdef int solve_subproblem(self, Py_ssize_t i, const int *labels, int n, double sigma, double *H,
                               double *alpha, double *dalpha, double *work) noexcept nogil:
         # Crammer-Singer's sub-problem (LIBLINEAR's solve_sub_problem): with beta = sigma |x_i|^2,
-        # S = the alphas of the classes c != y_i and D_c = H_c + beta (alpha_c + S), the optimum is
-        # alpha_c = max(0, D_c - t) / beta and H_c = D_c - beta (alpha_c + S'), where t solves
-        # t = sum_c max(0, D_c - t) while S' < C_i (the slack's alpha_{y_i} stays positive), else
-        # sum_c max(0, D_c - t) = beta C_i (y_i outside the working set: always the latter).
-        # Sorting the D_c gives t.
-        cdef int yi = self.y[i], k, m, M = 0, pos = -1
-        cdef double beta = sigma * self.X.sqnorm(i), S = 0.0, total = 0.0, t = 0.0, run = 0.0, a, S_new = 0.0
-        cdef bint binds
+        # S = the alphas of the classes c != y_i and D_c = H_c + beta (alpha_c + S), D_{y_i} =
+        # beta C_i, the optimal alphas are max(0, D - t) / beta, the projection of D / beta onto
+        # {alpha >= 0, sum alpha = C_i}; then H_c = D_c - beta (alpha_c + S').
+        cdef int yi = self.y[i], k, pos = -1
+        cdef double beta = sigma * self.X.sqnorm(i), S = 0.0, total = 0.0, t, a, S_new = 0.0
         if not beta > 1e-300:
             return 0
         for k in range(n):
@@ -199,40 +191,20 @@ cdef class MulticlassStructure(Structure):
             else:
                 S += alpha[k]
         for k in range(n):
-            if k != pos:
-                H[k] += beta * (alpha[k] + S)       # H holds D from here on
-                work[M] = H[k]
-                M += 1
-        qsort(work, M, sizeof(double), _descending)
-        binds = pos < 0
-        if not binds and work[0] > 0.0:
-            for m in range(M):
-                run += work[m]
-                t = run / (m + 2)
-                if m == M - 1 or work[m + 1] <= t:
-                    break
-            binds = t > beta * total
-        if binds:
-            run = 0.0
-            for m in range(M):
-                run += work[m]
-                t = (run - beta * total) / (m + 1)
-                if m == M - 1 or work[m + 1] <= t:
-                    break
+            dalpha[k] = beta * total if k == pos else H[k] + beta * (alpha[k] + S)    # D
+            work[k] = dalpha[k]
+        t = simplex_threshold(work, n, beta * total)
         for k in range(n):
+            a = dalpha[k] - t
+            a = a / beta if a > 0.0 else 0.0
             if k != pos:
-                a = H[k] - t
-                a = a / beta if a > 0.0 else 0.0
                 S_new += a
-                dalpha[k] = a - alpha[k]
-                alpha[k] = a
+                H[k] = dalpha[k]          # (D, until S' is known)
+            dalpha[k] = a - alpha[k]
+            alpha[k] = a
         for k in range(n):
             if k != pos:
                 H[k] -= beta * (alpha[k] + S_new)
-        if pos >= 0:
-            a = 0.0 if binds else max(total - S_new, 0.0)
-            dalpha[pos] = a - alpha[pos]
-            alpha[pos] = a
         return 1
 
     cdef void update(self, double *w, Py_ssize_t i, double coef, const int *y) noexcept nogil:

@@ -198,6 +198,7 @@ class GDMM(Solver):
 class GDMMRun(GapRuleRun):
     tag = "gdmm"
     title = "GDMM"
+    slack_costs_passes = True      # (Catalyst: the exact slack is a Viterbi pass; see CatalystRun)
 
     def __init__(self, kernel, problem):
         self.kernel = kernel
