@@ -150,7 +150,9 @@ def structure_of(X, y, lengths, K):
 
 
 def make_solver(name, st, C, K, rho, eta):
+    from ssvmlinear.solvers.gdmm import auto_eta
     Cs = np.full(st.n_examples, C)
+    eta = auto_eta(K) if eta is None else eta
     if name == "gdmm-sub":
         from ssvmlinear._kernels.gdmm import FactorGDMM
         nu = max(2, math.ceil(K / BLOCK))
@@ -355,7 +357,8 @@ def main():
     ap.add_argument("--tokens", type=int, default=20000)
     ap.add_argument("--C", type=float, default=1.0)
     ap.add_argument("--rho", type=float, default=1.0)
-    ap.add_argument("--eta", type=float, default=0.5)
+    ap.add_argument("--eta", type=float, default=None,
+                    help="GDMM's multiplier step (default: its eta='auto' for the problem's K)")
     ap.add_argument("--passes", type=int, default=5, help="passes timed per (solver, K) for GDMM")
     ap.add_argument("--slow-passes", type=int, default=1,
                     help="passes timed for the Viterbi solvers and exact GDMM at K >= 1000")
@@ -382,7 +385,7 @@ def main():
     solvers = ["gdmm-sub", "gdmm-exact", "bcfw", "sdm"]
     if not args.skip_table:
         print(f"Seconds per pass, planted chains: {args.tokens} training tokens, d = 5000, 30 nonzeros per token, "
-              f"C = {args.C}, GDMM rho = {args.rho}, eta = {args.eta}; median over the timed passes "
+              f"C = {args.C}, GDMM rho = {args.rho}, eta = {'auto' if args.eta is None else args.eta}; median over the timed passes "
               f"(the first GDMM pass is included)")
         print(f"{'K':>6} " + " ".join(f"{s + ' s':>14} {'MB':>6}" for s in solvers))
         table = {s: [] for s in solvers}

@@ -709,7 +709,7 @@ def gdmm_fig2_3(mode, out):
     for data, spec, seconds, prov in sets:
         for solver in names:
             r = gdmm.run(dict(spec, solver=solver, mode="curve", seconds=seconds, max_passes=10 ** 9, C=1.0, rho=1.0,
-                              eta=0.5, checkpoints=list(seconds * np.array([0.01, 0.02, 0.05, 0.1, 0.2, 0.35, 0.5, 0.75])),
+                              eta=None, checkpoints=list(seconds * np.array([0.01, 0.02, 0.05, 0.1, 0.2, 0.35, 0.5, 0.75])),
                               every=solver in ("bcfw", "ssg"), test_curve=True))
             runs[(data, solver)] = r
         best = min(r["curve"][-1][2] for (d, _), r in runs.items() if d == data)
@@ -869,7 +869,7 @@ def gdmm_fig3_multilabel(mode, out):
                 f"examples, 47,236 features, all {K * (K - 1) // 2:,} label pairs factors; C = 1; the real data set "
                 "is not available offline")
         for solver, name in names.items():
-            r = gdmm.run(dict(data="multilabel", K=K, n=n, n_test=n_test, seed=0, C=1.0, rho=1.0, eta=0.5,
+            r = gdmm.run(dict(data="multilabel", K=K, n=n, n_test=n_test, seed=0, C=1.0, rho=1.0, eta=None,
                               solver=solver, seconds=seconds, max_passes=10 ** 9, primal=True, objective=objective,
                               test_curve=True, every=False,
                               checkpoints=list(seconds * np.array([0.05, 0.1, 0.2, 0.4, 0.7]))))

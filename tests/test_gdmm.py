@@ -449,3 +449,14 @@ def test_gdmm_inside_catalyst_measures_the_slack_less_often_than_it_passes(monke
     est = ChainSSVM(C=40.0, solver="gdmm", max_iter=5000).fit(X, y, lengths)
     assert est.converged_ and ref.objective_ <= est.objective_ <= ref.objective_ * 1.01
     assert len(slacks) < 0.75 * len(passes)
+
+
+def test_gdmm_eta_auto_takes_the_smaller_step_on_large_domains():
+    """eta='auto': 0.5 up to AUTO_BLOCK tags, 0.2 above (the larger step stalled above the
+    optimum there); a default fit with 80 tags reaches SDM's optimum within its gap rule."""
+    from ssvmlinear.solvers.gdmm import AUTO_BLOCK, auto_eta
+    assert auto_eta(26) == auto_eta(AUTO_BLOCK) == 0.5 and auto_eta(AUTO_BLOCK + 1) == 0.2
+    X, y, lengths = random_chains(n_seq=30, d=12, K=80, seed=4, density=0.5)
+    ref = ChainSSVM(C=1.0, tol=1e-8, max_iter=50000).fit(X, y, lengths)
+    est = ChainSSVM(C=1.0, solver="gdmm", max_iter=5000).fit(X, y, lengths)
+    assert est.converged_ and ref.objective_ <= est.objective_ <= ref.objective_ * 1.01

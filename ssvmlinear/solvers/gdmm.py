@@ -23,6 +23,20 @@ ON_CLUSTER = ("GDMM runs on a cluster for chains and pairwise multi-label models
               "factor per example use solver='sdm' or 'sdcd' there")
 
 
+# eta="auto": the multiplier step for domains of at most AUTO_BLOCK tags (labels), and above. On
+# OCR chains (26 tags) the larger step reaches the consistency rule in fewer passes; on planted
+# chains of 100 to 1,000 tags it left the fit stalled several percent above BCFW's objective,
+# where the smaller one (within the paper's eta < rho / 4) converges (benchmarks/gdmm.py,
+# benchmarks/vs_previous.py's chain-gdmm).
+SMALL_DOMAIN_ETA = 0.5
+ETA = 0.2
+
+
+def auto_eta(K):
+    """eta="auto"'s multiplier step for a domain of K tags or labels."""
+    return SMALL_DOMAIN_ETA if K <= AUTO_BLOCK else ETA
+
+
 def auto_subsets(K):
     """fmo_subsets="auto"'s block count for a domain of K tags or labels."""
     return math.ceil(K / AUTO_BLOCK) if K >= AUTO_MIN_DOMAIN else 1
@@ -93,8 +107,10 @@ class GDMM(Solver):
     params = (
         Param("rho", "real", 1.0, "The augmented Lagrangian's weight, relative to the mean squared token norm.",
               low=0, closed="neither"),
-        Param("eta", "real", 0.5, "The multiplier step (scaled multipliers: 1 is the method of multipliers; "
-              "the paper's analysis needs eta < rho / 4).", low=0, closed="neither"),
+        Param("eta", "real", "auto", "The multiplier step (scaled multipliers: 1 is the method of multipliers; "
+              "the paper's analysis needs eta < rho / 4, and less as the factors' domains grow); 'auto': 0.5 "
+              "for domains of at most 64 tags or labels, 0.2 above.", low=0, closed="neither",
+              options=("auto",)),
         Param("fmo_subsets", "int", "auto", "1: exact factorwise oracles; nu > 1: the sublinear ones (a token "
               "searches one of nu blocks of tags, a tag pair the transition table's ordered multimaps; "
               "multi-label: one block of labels per activation search); 'auto': ceil(K / 64) blocks when "
@@ -102,7 +118,7 @@ class GDMM(Solver):
               options=("auto",), flag="F"),
     )
 
-    def __init__(self, rho=1.0, eta=0.5, fmo_subsets="auto"):
+    def __init__(self, rho=1.0, eta="auto", fmo_subsets="auto"):
         self.rho = rho
         self.eta = eta
         self.fmo_subsets = fmo_subsets
@@ -161,7 +177,8 @@ class GDMM(Solver):
         if graph is None:
             return None
         nu = auto_subsets(graph.K) if self.fmo_subsets == "auto" else int(self.fmo_subsets)
-        return FactorGDMM(graph, Cs, rho=float(self.rho), eta=float(self.eta), fmo_subsets=nu,
+        eta = auto_eta(graph.K) if self.eta == "auto" else float(self.eta)
+        return FactorGDMM(graph, Cs, rho=float(self.rho), eta=eta, fmo_subsets=nu,
                           sublinear=nu > 1, seed=seed)
 
     def local_kernel(self, structure, Cs, seed, exact_violators):
