@@ -24,7 +24,9 @@ from gdmm import planted_chain  # noqa: E402
 def passes_seconds(st, n_seq, nu, passes, later):
     """(seconds of the first `passes` passes, of `passes` passes after `later` more)."""
     from ssvmlinear._kernels.gdmm import FactorGDMM
-    solver = FactorGDMM(st.factor_graph(), np.full(n_seq, 1.0), fmo_subsets=nu, sublinear=nu > 1, seed=0, eta=1.0)
+    from ssvmlinear.solvers.gdmm import auto_eta
+    graph = st.factor_graph()
+    solver = FactorGDMM(graph, np.full(n_seq, 1.0), fmo_subsets=nu, sublinear=nu > 1, seed=0, eta=auto_eta(graph.K))
     t = time.perf_counter()
     for _ in range(passes):
         solver.run_pass()

@@ -80,8 +80,8 @@ fig, ax = plt.subplots(figsize=(6.5, 4.5))
 for (name, s), marker in zip(seconds.items(), "os^"):
     slope = np.polyfit(np.log(tags[-3:]), np.log(s[-3:]), 1)[0]
     ax.loglog(tags, s, marker + "-", label=f"{name} (slope {slope:.1f})")
-ax.axvline(512, color="gray", ls=":")
-ax.annotate('fmo_subsets="auto":\nsublinear from 512 tags', (512, ax.get_ylim()[0]), xytext=(-8, 10),
+ax.axvline(128, color="gray", ls=":")
+ax.annotate('fmo_subsets="auto":\nsublinear from 128 tags', (128, ax.get_ylim()[0]), xytext=(-8, 10),
             textcoords="offset points", ha="right", fontsize=8, color="gray")
 ax.set_xlabel("number of tags K")
 ax.set_ylabel("seconds per pass")
@@ -95,7 +95,7 @@ fig.tight_layout()
 # The passes of Viterbi and of the exact factorwise oracles grow with ``K`` (the legend gives
 # the log-log slopes over the last three points); the sublinear oracles' passes barely grow. They are measured here over the first ten passes; later passes
 # cost more as each factor's active set grows, which is why the default,
-# ``fmo_subsets="auto"``, keeps the exact oracles below 512 tags (``ceil(K / 64)`` blocks
+# ``fmo_subsets="auto"``, keeps the exact oracles below 128 tags (``ceil(K / 64)`` blocks
 # from there on). With OCR's 26 tags SDM is faster than GDMM; GDMM pays with hundreds to
 # thousands of tags.
 

@@ -12,11 +12,11 @@ from .solver import Solver
 
 
 # fmo_subsets="auto": blocks of at most AUTO_BLOCK tags (labels) per oracle call, from domains of
-# AUTO_MIN_DOMAIN on: the sublinear oracles' first passes are cheaper from two blocks on, but
-# their advantage shrinks as the active sets grow, so the exact oracles stay below this
+# AUTO_MIN_DOMAIN on: from two full blocks on the sublinear oracles' passes are cheaper both first
+# and once the active sets have settled; at one block and a little more, only the first ones
 # (benchmarks/gdmm_auto.py, first and later passes).
 AUTO_BLOCK = 64
-AUTO_MIN_DOMAIN = 512
+AUTO_MIN_DOMAIN = 2 * AUTO_BLOCK
 
 
 ON_CLUSTER = ("GDMM runs on a cluster for chains and pairwise multi-label models; on a structure of one "
@@ -114,7 +114,7 @@ class GDMM(Solver):
         Param("fmo_subsets", "int", "auto", "1: exact factorwise oracles; nu > 1: the sublinear ones (a token "
               "searches one of nu blocks of tags, a tag pair the transition table's ordered multimaps; "
               "multi-label: one block of labels per activation search); 'auto': ceil(K / 64) blocks when "
-              "the K tags or labels are at least AUTO_MIN_DOMAIN, exact oracles below.", low=1,
+              "the K tags or labels are at least 128, exact oracles below.", low=1,
               options=("auto",), flag="F"),
     )
 
