@@ -83,6 +83,20 @@ cdef enum:
 
 # Scratch and counters of one thread of visits (a lane): the plain method has one, whose weights are
 # the solver's; a sharded pass (n_shards > 1) one per shard, each with its own copy of w.
+cdef inline double _violating_pair(const double *H, const double *alpha, int n, int *up, int *down) noexcept nogil:
+    """The maximal violating pair of a working set: up = argmax H, down = argmin H over alpha > 0
+    (-1: none); returns H[up] - H[down], 0 without a down."""
+    cdef int k
+    up[0] = 0
+    down[0] = -1
+    for k in range(n):
+        if H[k] > H[up[0]]:
+            up[0] = k
+        if alpha[k] > 0.0 and (down[0] < 0 or H[k] < H[down[0]]):
+            down[0] = k
+    return H[up[0]] - H[down[0]] if down[0] >= 0 else 0.0
+
+
 cdef struct Lane:
     double *u              # the weights its visits read and update
     double *H
@@ -382,35 +396,19 @@ cdef class SDMSolver(DualSolver):
         for k in range(n):
             H[k] += loss[k]
             dalpha[k] = 0.0
-        viol = 0.0
         # the structure's closed-form optimum where it has one (then no SMO steps)
-        up = 0
-        down = -1
-        for k in range(n):
-            if H[k] > H[up]:
-                up = k
-            if alpha[k] > 0.0 and (down < 0 or H[k] < H[down]):
-                down = k
-        if down >= 0:
-            viol = H[up] - H[down]
+        viol = _violating_pair(H, alpha, n, &up, &down)
         if viol <= inner_tol:
             n_steps = 0
         elif self.st.solve_subproblem(i, self.ws.labels(i), n, sigma, H, alpha, dalpha, L.work):
             moved = True
             n_steps = 0
         for step in range(n_steps):
-            up = 0
-            down = -1
-            for k in range(n):
-                if H[k] > H[up]:
-                    up = k
-                if alpha[k] > 0.0 and (down < 0 or H[k] < H[down]):
-                    down = k
+            if step > 0:
+                _violating_pair(H, alpha, n, &up, &down)
             if down < 0:
                 break
             gap = H[up] - H[down]
-            if step == 0:
-                viol = gap
             if gap <= inner_tol or up == down:
                 break
             if G == NULL:   # the structure's Gram is cheap: the two rows, now
