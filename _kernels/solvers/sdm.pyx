@@ -370,10 +370,13 @@ cdef class SDMSolver(DualSolver):
                 L.slack_seen += self.Cs[i] * (m + d)
             if self.ws.find(i, y) < 0 and self.ws.add_using(i, y, d, L.gwork) < 0:
                 return -1.0
-            # the runners-up that violate at the true label's dual value (H > 0)
+            # the runners-up that violate at the true label's dual value (H > 0), but not those
+            # that tie with the oracle's answer (at w = 0 every label does: no information)
             for k in range(count):
                 if rvalues[k] <= 0.0:
                     break
+                if rvalues[k] >= m + d:
+                    continue
                 yr = rlabels + k * self.Lmax
                 if self.ws.find(i, yr) < 0 and self.ws.add_using(i, yr, self.st.loss(i, yr), L.gwork) < 0:
                     return -1.0
