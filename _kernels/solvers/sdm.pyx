@@ -210,6 +210,8 @@ cdef class SDMSolver(DualSolver):
     cdef int[::1] b_rcount
     # type-I visits also add up to n_runners of the oracle's runners-up that violate
     cdef readonly int n_runners
+    # how many of them the next passes add (<= n_runners; the solver may start lower)
+    cdef public int active_runners
     cdef Py_ssize_t Lmax
     cdef readonly Py_ssize_t batch_cap
     # per-thread oracle scratch; row 0 is the pass's own thread, row k helper k
@@ -273,6 +275,7 @@ cdef class SDMSolver(DualSolver):
         self.b_m = np.zeros(batch)
         self.b_delta = np.zeros(batch)
         self.n_runners = max(n_runners, 0)
+        self.active_runners = self.n_runners
         R = max(self.n_runners, 1)
         self.b_rlabels = np.zeros(batch * R * self.Lmax, dtype=np.int32)
         self.b_rvalues = np.zeros(batch * R)
@@ -349,12 +352,13 @@ cdef class SDMSolver(DualSolver):
         cdef bint moved = False
         cdef double sigma = self.sigma
         cdef int n_steps = self.max_inner     # SMO steps (none once solved exactly)
+        cdef double cut = 0.0
         if use_oracle:
             if slot < 0:
                 t0 = _now()
                 self.st.oracle(w, i, 1.0, L.ybuf, &m, &d, L.work)
                 y = L.ybuf
-                count = self.st.runners_up(i, 1.0, y, self.n_runners, L.rlabels, L.rvalues, L.work)
+                count = self.st.runners_up(i, 1.0, y, min(self.active_runners, self.n_runners), L.rlabels, L.rvalues, L.work)
                 rlabels = L.rlabels
                 rvalues = L.rvalues
                 L.oracle_seconds += _now() - t0
@@ -371,9 +375,16 @@ cdef class SDMSolver(DualSolver):
             if self.ws.find(i, y) < 0 and self.ws.add_using(i, y, d, L.gwork) < 0:
                 return -1.0
             # the runners-up that violate at the true label's dual value (H > 0), but not those
-            # that tie with the oracle's answer (at w = 0 every label does: no information)
+            # that tie with the oracle's answer (at w = 0 every label does: no information), nor
+            # those below H(y) - sigma C_i |dphi(y)|^2 / 2: a visit's exact step moves C_i at most,
+            # which lowers H(y) by at most that, so the sub-problem's optimum leaves them at zero
+            # (multiclass: exactly Crammer-Singer's bound)
+            if count > 0:
+                cut = m + d - 0.5 * sigma * self.Cs[i] * self.st.gram(i, y, y)
+                if cut < 0.0:
+                    cut = 0.0
             for k in range(count):
-                if rvalues[k] <= 0.0:
+                if rvalues[k] <= cut:
                     break
                 if rvalues[k] >= m + d:
                     continue
@@ -619,7 +630,7 @@ cdef class SDMSolver(DualSolver):
                 self.st.oracle(w, self.order[t], 1.0, &self.b_labels[b * self.Lmax], &self.b_m[b],
                                &self.b_delta[b], work)
                 self.b_rcount[b] = self.st.runners_up(
-                    self.order[t], 1.0, &self.b_labels[b * self.Lmax], self.n_runners,
+                    self.order[t], 1.0, &self.b_labels[b * self.Lmax], min(self.active_runners, self.n_runners),
                     &self.b_rlabels[b * R * self.Lmax], &self.b_rvalues[b * R], work)
         elif kind == JOB_SHARDS:
             for k in range(lo, hi):

@@ -22,10 +22,15 @@ INNER_TOL = 0.001
 # every few passes, so exact sub-problems of a centre's problem buy little (benchmarks/ocr_chain.py).
 CATALYST_INNER_TOL = 0.1
 # Type-I visits on structures that ask for every violating label (multiclass) add up to this many
-# violating runners-up of the oracle's answer: the exact sub-problem then spreads each visit's step
-# over them as LIBLINEAR -s 4's does over all classes, and those it leaves at zero leave the working
-# set at once (benchmarks/multiclass_vs_liblinear.py --split sector).
+# violating runners-up of the oracle's answer (not those tying with it, as every class does at
+# w = 0): the exact sub-problem then spreads each visit's step over them as LIBLINEAR -s 4's does
+# over all classes, and those it leaves at zero leave the working set at once
+# (benchmarks/multiclass_vs_liblinear.py --split sector, benchmarks/vs_previous.py planted-sdm).
 EXACT_RUNNERS_UP = 16
+# ... but the first type-I pass of a cold start adds at most this many: near w = 0 nearly every class
+# violates about as much as the oracle's answer, and the exact steps would spread each example over
+# many of them (benchmarks/vs_previous.py planted-sdm).
+RUNNERS_UP_FIRST_PASS = 1
 # SDM on a memory-mapped data set (ssvm-convert's cache): passes visit shuffled blocks of this many
 # consecutive examples, shuffled within each block, and read the next block ahead while visiting
 # one, so a pass reads the file in long runs instead of a page per example
@@ -192,6 +197,7 @@ class SDMRun(Run):
                                 n_shards=min(shards, max(n, 1)),
                                 visit_block=MMAP_VISIT_BLOCK if structure.X.memory_mapped else 0,
                                 **runners_up(problem.exact_violators))
+        self.cold = problem.state is None
         if problem.state is not None:
             self.kernel.set_state(problem.state, problem.Cs)
         self.keep_state = problem.keep_state
@@ -214,7 +220,10 @@ class SDMRun(Run):
     def step(self, limit):
         k = self.kernel
         self.dual_before = self.last_dual if self.last_dual is not None else k.dual()
+        if self.outer == 0 and self.cold and k.n_runners > RUNNERS_UP_FIRST_PASS:
+            k.active_runners = RUNNERS_UP_FIRST_PASS
         viol = k.run_pass(True, self.inner_tol, self.batch)
+        k.active_runners = k.n_runners
         self.outer += 1
         self.last_dual = k.dual()
         return Step(1, self.last_dual, k.primal() if self.monitor else np.nan, rule=viol <= self.tol,
