@@ -5,9 +5,10 @@ FactorGraph): FactorGDMM, one kernel for every factor-decomposable structure. Ea
 (11) is alpha_f = C_i (e_{ybar_f} - q_f) with q_f in its domain's simplex; the consistency
 constraints (10), r_jf = M_jf q_f - q_j = 0 (the local polytope), enter the augmented Lagrangian
 (12), whose gradient in a block is -C_i times the factor's augmented score a_f (its score plus rho
-times the messages m_jf = lambda_jf - C_i r_jf). Blocks take Frank-Wolfe and away steps with exact
-line search (Alg. 2) driven by factorwise maximisation oracles (FMOs); after each example's sweeps
-its multipliers take step (13).
+times the messages m_jf = lambda_jf - C_i r_jf). Blocks are driven by factorwise maximisation
+oracles (FMOs): a pair factor takes Frank-Wolfe and away steps with exact line search (Alg. 2), a
+domain variable the exact minimiser over its active states and the FMO's (a simplex projection);
+after each example's sweeps its multipliers take step (13).
 
 Domain variables (a chain's tokens: unary factors over K states, each variable and its successor
 sharing one K x K table): FMOs exact (all K states of a variable, all K^2 pairs of a pair factor)

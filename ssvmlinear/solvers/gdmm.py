@@ -50,9 +50,9 @@ class GDMM(Solver):
     per example (multiclass, independent multi-label, hierarchies) the factors are not linked:
     GDMM is block Frank-Wolfe with away steps whose factorwise oracle is the structure's
     loss-augmented oracle (rho, eta and fmo_subsets do not apply). On a chain: factor duals per
-    token and per pair of tokens, an augmented Lagrangian on their consistency, block
-    Frank-Wolfe with away steps per factor driven by factorwise maximisation oracles, the
-    multiplier step after each pass. On pairwise multi-label (any graph; on a cyclic
+    token and per pair of tokens, an augmented Lagrangian on their consistency, block steps
+    driven by factorwise maximisation oracles (a token: the exact minimiser over its active
+    tags; a pair: Frank-Wolfe with away steps), the multiplier step after each pass. On pairwise multi-label (any graph; on a cyclic
     one the LP-relaxed problem): block-greedy coordinate descent (Alg. 3) over per-example active
     labels and their pairs, an activation search over the other labels, exact block steps.
 
