@@ -55,7 +55,7 @@ class MultiLabelSSVM(MultiOutputMixin, ClassifierMixin, StructuredSSVM, MultiLab
     takes the maximum spanning tree of the labels' pairwise mutual information on the training Y
     (pairs of zero information are left out, so it may be a forest).
 
-    Stopping rules: see MulticlassSSVM. solver="gdmm" needs edges; the surrogates' search is the
+    Stopping rules: see MulticlassSSVM. The surrogates' search is the
     solver's (Pegasos(search=...), CuttingPlane(search=...)). The LSE primal is a sum over all
     2^K labels and is not computed (objective_ is NaN for loss="lse").
 

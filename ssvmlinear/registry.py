@@ -42,7 +42,7 @@ SOLVERS = {s.name: s for s in (
                               "\t      in the margin (-l, -S)"),), cli_options={"S": "search"}),
     SolverSpec("gdmm", ".solvers.gdmm:GDMM",
                cli=((6, "margin", "GDMM with factorwise oracles, margin rescaling (-F: the sublinear\n"
-                                  "\t      oracles of chains and pairwise multi-label)"),), cli_options={"F": "fmo_subsets"}),
+                                  "\t      oracles of chains, multiclass and multi-label)"),), cli_options={"F": "fmo_subsets"}),
     SolverSpec("pegasos", ".solvers.pegasos:Pegasos", cli=((4, None, "Pegasos SGD, any surrogate (-l) and search (-S)"),),
                default_for=("*",), cli_options={"b": "batch_size", "S": "search"}),
 )}

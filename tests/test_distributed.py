@@ -483,13 +483,23 @@ def test_shard_round_works_in_the_solvers_weights(monkeypatch):
     assert np.abs(got[-1]).max() > 0
 
 
+def test_cocoa_over_gdmm_on_multiclass_reaches_the_single_process_optimum(client):
+    X, y = random_multiclass(n=80, d=6, K=5, density=0.5, seed=4)
+    ref = reference(MulticlassSSVM, (X, y), C=1.0)
+    dist = on_cluster(MulticlassSSVM(C=1.0, solver="gdmm", max_iter=20000), X, y)
+    assert dist.converged_
+    assert ref.objective_ * (1 - 1e-6) <= dist.objective_ <= ref.objective_ * 1.01
+    assert np.all(dist.dual_curve_ <= ref.objective_ * (1 + 1e-9))
+
+
 def test_gdmm_on_one_factor_per_example_is_refused_before_the_cluster(client):
-    """GDMM's one-factor form has no CoCoA+ hooks: one ValueError in the caller, no actor."""
-    X = sp.random(60, 6, density=0.5, format="csr", random_state=0)
-    y = np.arange(60) % 3
+    """GDMM's one-factor form (a hierarchy) has no CoCoA+ hooks: one ValueError in the caller, no actor."""
+    from ssvmlinear import HierarchicalSSVM
+    from test_hierarchy import synthetic
+    h, X, y = synthetic(seed=0, n=60, d=5)
     with parallel_config(backend="dask"):
         with pytest.raises(ValueError, match="GDMM runs on a cluster for chains"):
-            MulticlassSSVM(solver="gdmm").fit(X, y)
+            HierarchicalSSVM(h, solver="gdmm").fit(X, y)
 
 
 def test_hierarchies_on_sharded_data_say_so(client, tmp_path):

@@ -12,6 +12,7 @@ from ssvmlinear.exceptions import ConvergenceWarning
 from ssvmlinear._kernels.chain import ChainStructure
 from ssvmlinear._kernels.dataset import CSRDataset
 from ssvmlinear._kernels.gdmm import FactorGDMM
+from ssvmlinear._kernels.multiclass import MulticlassStructure
 from ssvmlinear.solvers import GDMM
 
 
@@ -199,21 +200,39 @@ def test_multimap_search_equals_a_full_scan():
     check()
 
 
-def test_gdmm_on_one_factor_per_example_is_block_frank_wolfe_with_away_steps():
-    """Multiclass: GDMM's factors are the examples (no consistency constraints): block
-    Frank-Wolfe with away steps, every step an exact line search (the dual never decreases),
-    to the optimum SDM reaches, in fewer passes than BCFW's Frank-Wolfe steps alone."""
+@pytest.mark.parametrize("fmo_subsets", [1, 3])
+def test_gdmm_trains_multiclass_through_its_factor_graph(fmo_subsets):
+    """Multiclass: one domain variable per example, no consistency constraints: each visit is the
+    exact block minimiser over the class's active set and the oracle's answer (the dual never
+    decreases), to the optimum SDM reaches, also with the sampled oracle (3 blocks of classes)
+    and per-example weights."""
     X = sp.random(60, 8, density=0.5, format="csr", random_state=0)
-    y = np.asarray(X @ np.random.RandomState(1).randn(8, 4)).argmax(axis=1)
-    ref = MulticlassSSVM(C=1.0, tol=1e-9, max_iter=100000).fit(X, y)
-    est = MulticlassSSVM(C=1.0, solver="gdmm", tol=1e-6, max_iter=100000).fit(X, y)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)      # (BCFW: max_iter, as intended)
-        bcfw = MulticlassSSVM(C=1.0, solver="bcfw", tol=1e-6, max_iter=5 * est.n_iter_).fit(X, y)
+    y = np.asarray(X @ np.random.RandomState(1).randn(8, 7)).argmax(axis=1)
+    weights = np.random.default_rng(0).uniform(0.5, 2.0, 60)
+    ref = MulticlassSSVM(C=1.0, tol=1e-9, max_iter=100000).fit(X, y, sample_weight=weights)
+    est = MulticlassSSVM(C=1.0, solver=GDMM(fmo_subsets=fmo_subsets), tol=1e-6, max_iter=100000)
+    est.fit(X, y, sample_weight=weights)
+    assert est.converged_ and est.objective_ == pytest.approx(ref.objective_, rel=1e-5)
+    assert est.dual_objective_ == pytest.approx(ref.objective_, rel=1e-5)
+    assert np.all(np.diff(est.dual_curve_) >= -1e-9 * abs(est.dual_curve_[-1]))
+    assert np.all(est.consistency_violation_curve_ == 0.0)
+    kernel = GDMM(fmo_subsets=fmo_subsets).factor_kernel(MulticlassStructure(CSRDataset(X), y.astype(np.int32), 7),
+                                                          np.ones(60), 0)
+    assert kernel.nu == fmo_subsets and not kernel.binary
+
+
+def test_gdmm_on_a_hierarchy_is_block_frank_wolfe_with_away_steps():
+    """A hierarchy is one factor per example (its oracle runs over the tree): GDMM is block
+    Frank-Wolfe with away steps, every step an exact line search (the dual never decreases), to
+    the optimum SDM reaches."""
+    from ssvmlinear import HierarchicalSSVM
+    from test_hierarchy import synthetic
+    h, X, y = synthetic(seed=0, n=80, d=6)
+    ref = HierarchicalSSVM(h, C=1.0, tol=1e-9, max_iter=100000).fit(X, y)
+    est = HierarchicalSSVM(h, C=1.0, solver="gdmm", tol=1e-6, max_iter=100000).fit(X, y)
     assert est.converged_ and est.objective_ == pytest.approx(ref.objective_, rel=1e-5)
     assert np.all(np.diff(est.dual_curve_) >= -1e-9 * abs(est.dual_curve_[-1]))
     assert np.all(est.consistency_violation_curve_ == 0.0)
-    assert not bcfw.converged_          # Frank-Wolfe steps alone: not in five times the passes
 
 
 def test_gdmm_refuses_bad_parameters():
@@ -358,9 +377,9 @@ def test_fmo_subsets_auto_takes_the_sublinear_oracles_on_large_domains():
 def test_structures_provide_their_factor_decompositions():
     """A chain: tokens as domain variables over the K tags, the transition table shared, start/end
     weights on the first/last token; pairwise multi-label: labels as binary variables, a table per
-    edge; a structure of one factor per example provides none (GDMM's one-factor path)."""
+    edge; multiclass: one domain variable per example over the classes, no pair table; a
+    hierarchy provides none (GDMM's one-factor path)."""
     from ssvmlinear._kernels.factor import FactorGraph
-    from ssvmlinear._kernels.multiclass import MulticlassStructure
     from ssvmlinear.models.multilabel import _structure, _fit_edges
     X, y, lengths = random_chains(n_seq=6, K=4, seed=1)
     st = structure(X, y, lengths, 4, use_start_end=True, normalize_loss=True)
@@ -374,7 +393,11 @@ def test_structures_provide_their_factor_decompositions():
     h = mst.factor_graph()
     assert (h.binary, h.K, h.n_examples, h.n_vars, h.table_off) == (True, 5, 10, 50, mst.pair_off)
     np.testing.assert_array_equal(h.edges, np.stack(np.triu_indices(5, 1), 1))
-    assert GDMM._factor_graph(MulticlassStructure(CSRDataset(Xm), np.zeros(10, dtype=np.int32), 3)) is None
+    yc = np.arange(10, dtype=np.int32) % 3
+    c = MulticlassStructure(CSRDataset(Xm), yc, 3).factor_graph()
+    assert (c.binary, c.K, c.n_examples, c.n_vars, c.table_off, c.head_off, c.tail_off) == (False, 3, 10, 10, -1, -1, -1)
+    with pytest.raises(ValueError, match="one per example"):
+        FactorGraph(st, st.X, np.concatenate([[0], np.cumsum(lengths)]), y, np.ones(6), 4, False, -1, st.n_weights)
     with pytest.raises(ValueError, match="true states"):
         FactorGraph(st, st.X, [0, 2], [0], [1.0], 4, False, 0, 10)
     with pytest.raises(ValueError, match="edge outside"):

@@ -136,10 +136,12 @@ cdef inline void binary_pair_marginals(double ma, double mb, double m11, double 
 #   first variable and tail_off + s for its last (-1: none). Each variable and its successor in the
 #   example share a pairwise factor, all of them the one K x K table at table_off ([state of v]
 #   [state of v+1]): a shared table is what the sublinear pair oracle's ordered multimaps search.
+#   table_off = -1: no pair factors, one variable per example (multiclass: a class is a state).
 # - binary variables (binary = True, e.g. labels): example i's variable j (0 <= j < K) has states
 #   {0, 1}; its unary factor is row i of X times column j of the unary block (stride K), on state
 #   1 only. The pairwise factors are the edges (edge_a[e], edge_b[e]) over an example's variables,
-#   the same for every example, each with its own 2 x 2 table at table_off + 4e ([y_a][y_b]).
+#   the same for every example, each with its own 2 x 2 table at table_off + 4e ([y_a][y_b]); no
+#   edges: independent labels.
 cdef class FactorGraph:
     cdef readonly object structure          # the Structure itself (its exact oracle: the primal)
     cdef readonly CSRDataset X

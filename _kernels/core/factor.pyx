@@ -604,6 +604,8 @@ cdef class FactorGraph:
         else:
             if edges.shape[0] or X.n_rows != var_ptr[n]:
                 raise ValueError("FactorGraph: domain variables are one row of X each, paired along the example")
+            if table_off < 0 and not np.array_equal(var_ptr, np.arange(n + 1, dtype=np.int64)):
+                raise ValueError("FactorGraph: domain variables without a pair table are one per example")
             if truth.shape[0] and (truth.min() < 0 or truth.max() >= K):
                 raise ValueError("FactorGraph: a true state outside 0..K-1")
         self.structure = structure

@@ -14,7 +14,7 @@ in the label store's working set V_i (labels the oracle returned, with their Gra
 step costs the oracle, |V_i| margins and one merged update, and memory grows with the labels
 found, not with n times the weight dimension. Sum of g_i over a pass: the stopping rule.
 
-With away_steps (GDMM on a structure with one factor per example: its factorwise oracle is the
+With away_steps (GDMM on a hierarchy, one factor per example: its factorwise oracle is the
 structure's loss-augmented oracle and no consistency constraint links factors, so Yen et al.'s
 method is this block method), a block whose away gap sum_y alpha_i(y) H_i(y) - C_i H_i(v), v the
 active label of lowest H_i, exceeds its Frank-Wolfe gap moves mass away from v instead:

@@ -11,14 +11,14 @@ domain variable the exact minimiser over its active states and the FMO's (a simp
 after each example's sweeps its multipliers take step (13).
 
 Domain variables (a chain's tokens: unary factors over K states, each variable and its successor
-sharing one K x K table): FMOs exact (all K states of a variable, all K^2 pairs of a pair factor)
+sharing one K x K table; a multiclass example: one variable over the K classes, no table): FMOs exact (all K states of a variable, all K^2 pairs of a pair factor)
 or sublinear (fmo_subsets = nu > 1): a variable scores one of nu blocks of states plus the states
 where its messages are non-zero (21); a pair factor searches ordered multimaps (C++ std::set) of
 the shared table's entries ever changed (sect. 3.2 (i)-(iv)): O(|S_L||S_R| + log) per pair instead
 of O(K^2).
 
 Binary variables (labels: one unary column each, per-edge 2 x 2 tables over a graph common to the
-examples): block-greedy coordinate descent (Alg. 3) over per-example active variables; a variable
+examples, or none): block-greedy coordinate descent (Alg. 3) over per-example active variables; a variable
 at its true state 0 with no explicit factor is implicit (see the binary path's notes below).
 """
 import numpy as np
@@ -317,7 +317,7 @@ cdef class FactorGDMM:
         self.rho = rho * self.rho_scale
         self.eta = eta
         self.nu = max(1, min(fmo_subsets, self.K))
-        self.sublinear = sublinear and not graph.binary
+        self.sublinear = sublinear and not graph.binary and graph.table_off >= 0   # (the pair multimaps)
         self.rng_state = seed
         self.order = np.arange(max(self.n, 1), dtype=np.intp)
         self.w = np.zeros(graph.n_weights, dtype=np.float64)
@@ -334,7 +334,7 @@ cdef class FactorGDMM:
 
     def _init_domain(self):
         cdef Py_ssize_t v, i, K = self.K
-        if K > 46340:
+        if K > 46340 and self.table_off >= 0:
             raise ValueError(f"GDMM: K = {K} states; pair indices need K <= 46340")
         self.aU = np.zeros(K)
         self.msgL = np.zeros(K)
@@ -375,9 +375,9 @@ cdef class FactorGDMM:
         self.deg = np.bincount(edges.ravel(), minlength=K).astype(np.int32)
         self.ND = np.zeros(K)
         if not self.full:
-            if K * K > 2 ** 31:
+            if self.E and K * K > 2 ** 31:
                 raise ValueError(f"GDMM: {K} labels on a sparse graph need a K x K edge map")
-            emap = np.full(K * K, -1, dtype=np.int32)
+            emap = np.full(K * K if self.E else 1, -1, dtype=np.int32)     # (no edges: _edge says so)
             emap[edges[:, 0] * K + edges[:, 1]] = np.arange(self.E, dtype=np.int32)
             emap[edges[:, 1] * K + edges[:, 0]] = np.arange(self.E, dtype=np.int32)
             self.edge_of = emap
@@ -487,6 +487,8 @@ cdef class FactorGDMM:
         # variables): every pass's dual needs it, and a hash map per entry cost far more
         cdef Py_ssize_t i, g, s0, T, K = self.K
         cdef Py_ssize_t size = self.table_off + (4 * self.E if self.binary else K * K)
+        if self.table_off < 0 or (self.binary and self.E == 0):
+            return np.zeros(0, dtype=np.int64), np.zeros(0)       # no pair factors: always consistent
         cdef double[::1] dense = np.zeros(size)
         cdef double *delta = &dense[0]
         cdef double c
@@ -1238,6 +1240,8 @@ cdef class FactorGDMM:
     cdef inline long long _edge(self, int a, int b) noexcept nogil:
         """Index of the edge joining labels a and b (either order), -1 when none."""
         cdef int t
+        if self.E == 0:
+            return -1
         if not self.full:
             return self.edge_of[a * self.K + b]
         if a > b:

@@ -43,6 +43,15 @@ cdef class MulticlassStructure(Structure):
     def __reduce__(self):
         return (MulticlassStructure, (self.X, np.asarray(self.y), self.n_classes))
 
+    def factor_graph(self):
+        """The factor decomposition factorwise solvers (GDMM) train on (factor.pxd's FactorGraph):
+        an example is one domain variable over the K classes, with no pair factors; the 0/1 loss
+        is the loss of its mismatch."""
+        from ssvmlinear._kernels.factor import FactorGraph
+        n = self.n_examples
+        return FactorGraph(self, self.X, np.arange(n + 1, dtype=np.int64), np.asarray(self.y), np.ones(n),
+                           self.n_classes, False, -1, self.n_weights)
+
     def subset(self, Py_ssize_t lo, Py_ssize_t hi, order=None):
         """The structure of examples lo..hi-1 or order[lo:hi] (Structure.subset)."""
         index = self.shard_index(lo, hi, order)

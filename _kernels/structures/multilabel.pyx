@@ -116,6 +116,14 @@ cdef class MultiLabelStructure(Structure):
         Y = np.asarray(self.y).reshape(self.n_examples, self.n_labels)
         return (MultiLabelStructure, (self.X, Y, self.normalize_loss))
 
+    def factor_graph(self):
+        """The factor decomposition factorwise solvers (GDMM) train on (factor.pxd's FactorGraph):
+        the labels as binary variables with no pair factors."""
+        from ssvmlinear._kernels.factor import FactorGraph
+        n, K = self.n_examples, self.n_labels
+        return FactorGraph(self, self.X, np.arange(n + 1, dtype=np.int64) * K, np.asarray(self.y),
+                           np.full(n, self._loss_weight()), K, True, self.n_weights, self.n_weights)
+
     def subset(self, Py_ssize_t lo, Py_ssize_t hi, order=None):
         """The structure of examples lo..hi-1 or order[lo:hi] (Structure.subset)."""
         cls, args = self.__reduce__()

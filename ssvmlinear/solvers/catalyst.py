@@ -14,8 +14,8 @@ stops on their relative gap.
 A run can be wrapped when its kernel offers `sigma`, `coef`, `recompute_w()` and `dual()` (the
 dual its passes raise), and the run `dual()` (a bound of the original problem at w = v),
 `primal()`, `slack_sum()` (at the kernel's w), `outer_iteration(inner_tol, limit)`, `kkt_pass()`
-and `inner_tol`: SDM's, LSE-SDCD's and GDMM's (on a structure of one factor per example, BCFW
-with away steps; on a chain, the factor kernel, whose run's dual is the consistent one). A kernel
+and `inner_tol`: SDM's, LSE-SDCD's and GDMM's (on a hierarchy, BCFW with away steps; on chains
+and multiclass models, the factor kernel, whose run's dual is the consistent one). A kernel
 that offers `weights_changed()` is told after Catalyst changed its weights in place (GDMM's
 sublinear oracles index the transition table). A run that also offers `slack_estimate()` (the
 slack its last oracle pass saw, each example at the weights of its visit: free, but not a bound)

@@ -19,8 +19,8 @@ AUTO_BLOCK = 64
 AUTO_MIN_DOMAIN = 2 * AUTO_BLOCK
 
 
-ON_CLUSTER = ("GDMM runs on a cluster for chains and pairwise multi-label models; on a structure of one "
-              "factor per example use solver='sdm' or 'sdcd' there")
+ON_CLUSTER = ("GDMM runs on a cluster for chains, multiclass and pairwise multi-label models; on a hierarchy "
+              "use solver='sdm' or 'sdcd' there")
 
 
 # eta="auto": the multiplier step for domains of at most AUTO_BLOCK tags (labels), and above. On
@@ -45,16 +45,18 @@ def auto_subsets(K):
 class GDMM(Solver):
     """Greedy direction method of multipliers (GDMM) on the factor duals of a structure.
 
-    A structure whose examples decompose into linked factors provides the decomposition (its
-    factor_graph()) and trains with the one factor kernel over it; on a structure of one factor
-    per example (multiclass, independent multi-label, hierarchies) the factors are not linked:
-    GDMM is block Frank-Wolfe with away steps whose factorwise oracle is the structure's
-    loss-augmented oracle (rho, eta and fmo_subsets do not apply). On a chain: factor duals per
+    A structure whose examples decompose into factors provides the decomposition (its
+    factor_graph()) and trains with the one factor kernel over it. On a chain: factor duals per
     token and per pair of tokens, an augmented Lagrangian on their consistency, block steps
     driven by factorwise maximisation oracles (a token: the exact minimiser over its active
-    tags; a pair: Frank-Wolfe with away steps), the multiplier step after each pass. On pairwise multi-label (any graph; on a cyclic
-    one the LP-relaxed problem): block-greedy coordinate descent (Alg. 3) over per-example active
-    labels and their pairs, an activation search over the other labels, exact block steps.
+    tags; a pair: Frank-Wolfe with away steps), the multiplier step after each pass. Multiclass:
+    one variable over the classes per example, no pair factors (rho and eta do not apply), each
+    visit the exact minimiser over its active classes and the oracle's. Multi-label (any graph
+    of pairs, or none; on a cyclic one the LP-relaxed problem): block-greedy coordinate descent
+    (Alg. 3) over per-example active labels and their pairs, an activation search over the
+    other labels, exact block steps. A hierarchy is one factor per example: GDMM is block
+    Frank-Wolfe with away steps whose factorwise oracle is the structure's loss-augmented oracle
+    (rho, eta and fmo_subsets do not apply).
 
     A step is a pass; it reports the sum of the blocks' Frank-Wolfe gaps and the consistency
     violation (sum_i C_i ||M q_pair - q_token||_1 / sum_i C_i T_i; multi-label: / sum_i C_i).
@@ -63,8 +65,8 @@ class GDMM(Solver):
     can exceed the optimum while they disagree). The rule: gaps <= tol times the dual and
     violation <= tol; a default fit also stops, checked every GAP_CHECK_EVERY passes, when
     violation <= tol and the relative duality gap is at most gap_tol. Inside Catalyst from large
-    C on, on chains and on one factor per example (not on binary variables: pairwise
-    multi-label); there an explicit tol's rule is measured by a pass of the original problem at
+    C on, on chains, multiclass models and hierarchies (not on binary variables: multi-label);
+    there an explicit tol's rule is measured by a pass of the original problem at
     centres whose relative duality gap is at most max(catalyst.KKT_CHECK_GAP, tol) (the block
     gaps bound the duality gap: the rule cannot hold far above tol), and a centre whose relative
     gap is at most catalyst.implied_gap(tol, default_tol) also ends the fit (the default fit's gap
@@ -113,8 +115,9 @@ class GDMM(Solver):
               options=("auto",)),
         Param("fmo_subsets", "int", "auto", "1: exact factorwise oracles; nu > 1: the sublinear ones (a token "
               "searches one of nu blocks of tags, a tag pair the transition table's ordered multimaps; "
-              "multi-label: one block of labels per activation search); 'auto': ceil(K / 64) blocks when "
-              "the K tags or labels are at least 128, exact oracles below.", low=1,
+              "multiclass: one of nu blocks of classes; multi-label: one block of labels per activation "
+              "search); 'auto': ceil(K / 64) blocks when the K tags, classes or labels are at least 128, "
+              "exact oracles below.", low=1,
               options=("auto",), flag="F"),
     )
 
@@ -138,7 +141,7 @@ class GDMM(Solver):
         (sigma^0) left the consistency penalty dominating the inner steps, rho sigma left the
         factors inconsistent; sqrt(sigma) took the fewest passes at C = 10, and fewer than the
         plain method from C = 1 on (benchmarks/convergence.py on OCR chains). Binary variables
-        (pairwise multi-label) run the plain method: their kernel does not recompute w."""
+        (multi-label) run the plain method: their kernel does not recompute w."""
         kernel = self.factor_kernel(problem.structure, problem.Cs, problem.seed)
         kappa = catalyst_kappa(problem.structure, problem.Cs)
         if kernel is None:
@@ -163,10 +166,9 @@ class GDMM(Solver):
     @staticmethod
     def _factor_graph(structure):
         """The structure's per-example factor decomposition (its factor_graph(): factor.pxd's
-        FactorGraph) when its examples decompose into several factors linked by consistency
-        constraints (chains: tokens and tag pairs; pairwise multi-label: labels and label pairs);
-        None for one factor per example (multiclass, independent multi-label, hierarchies), whose
-        factorwise oracle is its loss-augmented one."""
+        FactorGraph): chains (tokens and tag pairs), multiclass (one variable over the classes),
+        multi-label (labels and their pairs, if any); None for a hierarchy, one factor per
+        example whose factorwise oracle is its loss-augmented one."""
         provide = getattr(structure, "factor_graph", None)
         return provide() if provide is not None else None
 
@@ -256,7 +258,7 @@ class GDMMRun(GapRuleRun):
 
 
 class OneFactorGDMMRun(BCFWRun):
-    """GDMM on a structure of one factor per example: no consistency constraints link factors, so
+    """GDMM on a structure of one factor per example (a hierarchy): no consistency constraints link factors, so
     the augmented Lagrangian and the multiplier step vanish and the method is block Frank-Wolfe
     with away steps, the factorwise oracle being the structure's loss-augmented oracle (the BCFW
     kernel with away_steps). Its rule is GDMM's (block gaps <= tol times the dual; violation 0)."""
