@@ -483,3 +483,18 @@ def test_gdmm_eta_auto_takes_the_smaller_step_on_large_domains():
     ref = ChainSSVM(C=1.0, tol=1e-8, max_iter=50000).fit(X, y, lengths)
     est = ChainSSVM(C=1.0, solver="gdmm", max_iter=5000).fit(X, y, lengths)
     assert est.converged_ and ref.objective_ <= est.objective_ <= ref.objective_ * 1.01
+
+
+def test_sampled_oracles_rule_is_confirmed_by_the_exact_duality_gap():
+    """With fmo_subsets > 1 the block gaps are over the sampled classes only (a lower bound): an
+    explicit tol stops only where the exact relative duality gap is at most tol too."""
+    rng = np.random.default_rng(3)
+    X = sp.random(600, 40, density=0.2, format="csr", random_state=3)
+    y = np.asarray(X @ rng.standard_normal((40, 96))).argmax(axis=1)
+    noise = rng.random(600) < 0.2
+    y[noise] = rng.integers(0, 96, size=int(noise.sum()))
+    for tol in (0.1, 0.03):
+        est = MulticlassSSVM(C=1.0, solver=GDMM(fmo_subsets=8), tol=tol, fit_intercept=False, max_iter=20000)
+        est.fit(X, y)
+        assert est.converged_
+        assert est.objective_ - est.dual_objective_ <= tol * est.objective_
