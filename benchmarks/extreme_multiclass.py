@@ -36,6 +36,9 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from planted import distinct_rows       # noqa: E402
+
 
 def extreme(n, d, K, proto=20, from_class=10, background=30, zipf_s=1.1, noise=0.05, seed=0, chunk=50000):
     """(X: n x d CSR float64 tf-idf rows of unit norm, y: int64 labels in 0..K-1)."""
@@ -56,17 +59,9 @@ def extreme(n, d, K, proto=20, from_class=10, background=30, zipf_s=1.1, noise=0
     for s in range(0, n, chunk):
         m = min(chunk, n - s)
         own = np.argsort(rng.random((m, proto)), axis=1)[:, :from_class]       # distinct prototype slots
-        cols = np.concatenate([protos[y[s:s + m, None], own],
-                               perm[np.minimum(np.searchsorted(cdf, rng.random((m, background))), d - 1)]], axis=1)
-        cols.sort(axis=1)
-        while True:          # redraw duplicate background features until each row is distinct
-            dup = np.zeros_like(cols, dtype=bool)
-            dup[:, 1:] = cols[:, 1:] == cols[:, :-1]
-            k = int(dup.sum())
-            if k == 0:
-                break
-            cols[dup] = perm[np.minimum(np.searchsorted(cdf, rng.random(k)), d - 1)]
-            cols.sort(axis=1)
+        draw = lambda shape: perm[np.minimum(np.searchsorted(cdf, rng.random(shape)), d - 1)]   # noqa: E731
+        # duplicates (a background feature drawn twice or in the prototype) redrawn from the background
+        cols = distinct_rows(np.concatenate([protos[y[s:s + m, None], own], draw((m, background))], axis=1), draw)
         indices[s * nnz:(s + m) * nnz] = cols.ravel()
         data[s * nnz:(s + m) * nnz] = rng.geometric(0.5, size=m * nnz)      # term counts
     df = np.bincount(indices, minlength=d)
@@ -115,7 +110,6 @@ def worker(path, solver, C, tol, out):
     K = int(y.max()) + 1
     if solver == "liblinear":
         from liblinear import liblinearutil as ll
-        sys.path.insert(0, str(Path(__file__).resolve().parent))
         from planted_vs_liblinear import liblinear_weights
         prob = ll.problem(y.astype(np.float64), X)
         param = ll.parameter(f"-s 4 -c {C} -e {tol if tol is not None else 0.1} -q")

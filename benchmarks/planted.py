@@ -15,6 +15,19 @@ import numpy as np
 import scipy.sparse as sp
 
 
+def distinct_rows(cols, draw):
+    """cols with each row sorted, its repeated entries redrawn by draw(count) until it has none."""
+    cols.sort(axis=1)
+    while True:
+        dup = np.zeros_like(cols, dtype=bool)
+        dup[:, 1:] = cols[:, 1:] == cols[:, :-1]
+        k = int(dup.sum())
+        if k == 0:
+            return cols
+        cols[dup] = draw(k)
+        cols.sort(axis=1)
+
+
 def planted(n, d, K, nnz=20, zipf_s=1.1, noise=0.1, seed=0, chunk=100000):
     """(X: n x d CSR float64, y: int64 labels in 0..K-1)."""
     if not 1 <= nnz <= d:
@@ -30,16 +43,8 @@ def planted(n, d, K, nnz=20, zipf_s=1.1, noise=0.1, seed=0, chunk=100000):
     for s in range(0, n, chunk):
         m = min(chunk, n - s)
         # draw with replacement, then redraw the duplicates of each row until the row is distinct
-        cols = perm[np.minimum(np.searchsorted(cdf, rng.random((m, nnz))), d - 1)]
-        cols.sort(axis=1)
-        while True:
-            dup = np.zeros_like(cols, dtype=bool)
-            dup[:, 1:] = cols[:, 1:] == cols[:, :-1]
-            k = int(dup.sum())
-            if k == 0:
-                break
-            cols[dup] = perm[np.minimum(np.searchsorted(cdf, rng.random(k)), d - 1)]
-            cols.sort(axis=1)
+        draw = lambda shape: perm[np.minimum(np.searchsorted(cdf, rng.random(shape)), d - 1)]   # noqa: E731
+        cols = distinct_rows(draw((m, nnz)), draw)
         vals = rng.random((m, nnz)) + 1e-3
         vals /= np.sqrt((vals * vals).sum(axis=1))[:, None]
         scores = np.zeros((m, K))
