@@ -2,6 +2,7 @@
 on (solvers.sdm.ascent_objective), including the scaled subproblems of Catalyst and CoCoA+."""
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
 from ssvmlinear.solvers import sdm
 from ssvmlinear._kernels.sdm import SDMSolver
@@ -110,3 +111,19 @@ def test_the_slack_measurements_count_as_oracle_calls():
     k.slack_sum()
     assert k.n_oracle_calls == calls + n - 1
     assert k.oracle_seconds > seconds
+
+
+def test_multiclass_runners_up_grow_with_classes_per_example():
+    """SDM's runners-up per multiclass visit: 2 K^2 / n between MIN_RUNNERS_UP and
+    EXACT_RUNNERS_UP (few examples per class: many; many: few); none asked, the kernel's default."""
+    from ssvmlinear._kernels.dataset import CSRDataset
+    from ssvmlinear._kernels.multiclass import MulticlassStructure
+    from ssvmlinear.solvers.sdm import EXACT_RUNNERS_UP, MIN_RUNNERS_UP, runners_up
+
+    def structure(n, K):
+        X = CSRDataset(sp.random(n, 5, density=0.5, format="csr", random_state=0))
+        return MulticlassStructure(X, np.arange(n, dtype=np.int32) % K, K)
+    assert runners_up(structure(100, 100), True) == dict(n_runners=EXACT_RUNNERS_UP)
+    assert runners_up(structure(4000, 10), True) == dict(n_runners=MIN_RUNNERS_UP)
+    assert runners_up(structure(400, 30), True) == dict(n_runners=5)
+    assert runners_up(structure(400, 30), False) == {}

@@ -1,4 +1,6 @@
 """SDM: the sequential dual method for margin rescaling (_kernels/solvers/sdm.pyx)."""
+import math
+
 import numpy as np
 
 from .._kernels.sdm import SDMSolver
@@ -27,6 +29,10 @@ CATALYST_INNER_TOL = 0.1
 # over all classes, and those it leaves at zero leave the working set at once
 # (benchmarks/multiclass_vs_liblinear.py --split sector, benchmarks/vs_previous.py planted-sdm).
 EXACT_RUNNERS_UP = 16
+# ... and at least this many, 2 K / (examples per class) between the two for K classes: with few
+# examples per class each visit must spread over many classes (Sector: 16 took a third of the
+# passes of 4 or 8), with many the extra labels only cost (planted-sdm, mc-sdm: 4 was fastest).
+MIN_RUNNERS_UP = 4
 # ... but the first type-I pass of a cold start adds at most this many: near w = 0 nearly every class
 # violates about as much as the oracle's answer, and the exact steps would spread each example over
 # many of them (benchmarks/vs_previous.py planted-sdm).
@@ -46,10 +52,15 @@ def ascent_objective(kernel):
     return kernel.ws.linear_term() - 0.5 / kernel.sigma * float(np.dot(w, w))
 
 
-def runners_up(exact_violators):
+def runners_up(structure, exact_violators):
     """SDMSolver's n_runners for a problem (the kernel's default unless the structure asks for
-    every violating label)."""
-    return dict(n_runners=EXACT_RUNNERS_UP) if exact_violators else {}
+    every violating label; then 2 K^2 / n within [MIN_RUNNERS_UP, EXACT_RUNNERS_UP] on K classes)."""
+    if not exact_violators:
+        return {}
+    K, n = getattr(structure, "n_classes", 0), structure.n_examples
+    if K <= 0 or n <= 0:
+        return dict(n_runners=EXACT_RUNNERS_UP)
+    return dict(n_runners=int(min(EXACT_RUNNERS_UP, max(MIN_RUNNERS_UP, math.ceil(2.0 * K * K / n)))))
 
 
 def run_type2_passes(kernel, tol, inner_tol, before_type1, limit, after_pass=None):
@@ -162,7 +173,7 @@ class SDM(Solver):
 
     def local_kernel(self, structure, Cs, seed, exact_violators):
         return SDMSolver(structure, Cs, seed, visit_block=MMAP_VISIT_BLOCK if structure.X.memory_mapped else 0,
-                         **runners_up(exact_violators))
+                         **runners_up(structure, exact_violators))
 
     def local_round(self, kernel, tol):
         """A type-I pass and its type-II passes; (rule value, passes)."""
@@ -196,7 +207,7 @@ class SDMRun(Run):
         self.kernel = SDMSolver(structure, problem.Cs, problem.seed, batch=self.batch, n_threads=threads,
                                 n_shards=min(shards, max(n, 1)),
                                 visit_block=MMAP_VISIT_BLOCK if structure.X.memory_mapped else 0,
-                                **runners_up(problem.exact_violators))
+                                **runners_up(structure, problem.exact_violators))
         self.cold = problem.state is None
         if problem.state is not None:
             self.kernel.set_state(problem.state, problem.Cs)
