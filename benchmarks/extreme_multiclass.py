@@ -76,17 +76,21 @@ def extreme(n, d, K, proto=20, from_class=10, background=30, zipf_s=1.1, noise=0
     return X.tocsr(), y.astype(np.int64)
 
 
-def objective(W, X, y, C, chunk=2000):
-    """1/2 ||W||^2 + C sum_i max_k [1(k != y_i) + w_k x_i - w_{y_i} x_i]  (W: K x d, classes 0..K-1)."""
+def objective(Wf, X, yi, C, chunk=2000):
+    """1/2 ||W||^2 + C sum_i max_k [1(k != y_i) + w_k x_i - w_{y_i} x_i] over the training classes
+    (both tools' problem: a class without training rows has no weights). Wf: the weights
+    feature-major (d' x K, d' <= d: features beyond d' have none), read in place; yi: each row's
+    column in Wf."""
     total = 0.0
+    X = X[:, :Wf.shape[0]]
     for s in range(0, X.shape[0], chunk):
-        S = np.asarray((X[s:s + chunk] @ W.T))
-        rows = np.arange(S.shape[0])
-        own = S[rows, y[s:s + chunk]]
+        S = np.asarray(X[s:s + chunk] @ Wf)
+        rows, own_class = np.arange(S.shape[0]), yi[s:s + chunk]
+        own = S[rows, own_class]
         S += 1.0
-        S[rows, y[s:s + chunk]] -= 1.0
+        S[rows, own_class] -= 1.0
         total += float(np.sum(S.max(axis=1) - own))
-    return 0.5 * float(np.einsum("ij,ij->", W, W)) + C * total       # (no K x d temporary)
+    return 0.5 * float(np.einsum("ij,ij->", Wf, Wf)) + C * total       # (no K x d temporary)
 
 
 def problem_file(args, K):
@@ -109,19 +113,18 @@ def load(path):
 def worker(path, solver, C, tol, out):
     import warnings
     X, y, Xt, yt = load(path)
-    K = int(y.max()) + 1
     if solver == "liblinear":
         from liblinear import liblinearutil as ll
-        from planted_vs_liblinear import liblinear_weights
         prob = ll.problem(y.astype(np.float64), X)
         param = ll.parameter(f"-s 4 -c {C} -e {tol if tol is not None else 0.1} -q")
         t = time.perf_counter()
         model = ll.train(prob, param)
         seconds = time.perf_counter() - t
         rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-        W, labels = liblinear_weights(model, X.shape[1])
-        t = time.perf_counter()
-        pred = labels[np.asarray((Xt @ W.T).argmax(axis=1)).ravel()]   # (its own predict is per row in Python)
+        labels = np.array(model.get_labels(), dtype=np.int64)
+        Wf = np.ctypeslib.as_array(model.w, shape=(model.get_nr_feature() * len(labels),)).reshape(-1, len(labels))
+        t = time.perf_counter()       # (its own predict is per row in Python)
+        pred = labels[np.asarray(Xt[:, :Wf.shape[0]] @ Wf).argmax(axis=1)]
         predict_seconds = time.perf_counter() - t
         passes = -1
     else:
@@ -137,12 +140,10 @@ def worker(path, solver, C, tol, out):
         predict_seconds = time.perf_counter() - t
         rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
         passes = int(est.n_iter_)
-        if np.array_equal(est.classes_, np.arange(K)):
-            W = est.coef_
-        else:       # (a class whose examples all went to the test rows or were relabelled)
-            W = np.zeros((K, X.shape[1]))
-            W[est.classes_] = est.coef_
-    json.dump(dict(seconds=seconds, objective=objective(W, X, y, C), accuracy=float(np.mean(pred == yt)),
+        labels, Wf = est.classes_, est.coef_.T        # (coef_ is a view of the feature-major weights)
+    order = np.argsort(labels)
+    yi = order[np.searchsorted(labels[order], y)]
+    json.dump(dict(seconds=seconds, objective=objective(Wf, X, yi, C), accuracy=float(np.mean(pred == yt)),
                    predict_seconds=predict_seconds, rss=rss, passes=passes), open(out, "w"))
 
 
