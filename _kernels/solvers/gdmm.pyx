@@ -11,15 +11,16 @@ domain variable the exact minimiser over its active states and the FMO's (a simp
 after each example's sweeps its multipliers take step (13).
 
 Domain variables (a chain's tokens: unary factors over K states, each variable and its successor
-sharing one K x K table; a multiclass example: one variable over the K classes, no table): FMOs exact (all K states of a variable, all K^2 pairs of a pair factor)
-or sublinear (fmo_subsets = nu > 1): a variable scores one of nu blocks of states plus the states
-where its messages are non-zero (21); a pair factor searches ordered multimaps (C++ std::set) of
-the shared table's entries ever changed (sect. 3.2 (i)-(iv)): O(|S_L||S_R| + log) per pair instead
-of O(K^2).
+sharing one K x K table; a multiclass example: one variable over the K classes, no table): FMOs
+exact (all K states of a variable, all K^2 pairs of a pair factor) or sublinear (fmo_subsets =
+nu > 1): a variable scores one of nu blocks of states plus the states where its messages are
+non-zero (21); a pair factor searches ordered multimaps (C++ std::set) of the shared table's
+entries ever changed (sect. 3.2 (i)-(iv)): O(|S_L||S_R| + log) per pair instead of O(K^2).
 
 Binary variables (labels: one unary column each, per-edge 2 x 2 tables over a graph common to the
-examples, or none): block-greedy coordinate descent (Alg. 3) over per-example active variables; a variable
-at its true state 0 with no explicit factor is implicit (see the binary path's notes below).
+examples, or none): block-greedy coordinate descent (Alg. 3) over per-example active variables; a
+variable at its true state 0 with no explicit factor is implicit (see the binary path's notes
+below).
 """
 import numpy as np
 
