@@ -81,8 +81,6 @@ cdef enum:
     JOB_SHARDS = 3    # the visits of shards lo..hi-1 of a sharded pass
 
 
-# Scratch and counters of one thread of visits (a lane): the plain method has one, whose weights are
-# the solver's; a sharded pass (n_shards > 1) one per shard, each with its own copy of w.
 cdef inline double _violating_pair(const double *H, const double *alpha, int n, int *up, int *down) noexcept nogil:
     """The maximal violating pair of a working set: up = argmax H, down = argmin H over alpha > 0
     (-1: none); returns H[up] - H[down], 0 without a down."""
@@ -97,6 +95,8 @@ cdef inline double _violating_pair(const double *H, const double *alpha, int n, 
     return H[up[0]] - H[down[0]] if down[0] >= 0 else 0.0
 
 
+# Scratch and counters of one thread of visits (a lane): the plain method has one, whose weights are
+# the solver's; a sharded pass (n_shards > 1) one per shard, each with its own copy of w.
 cdef struct Lane:
     double *u              # the weights its visits read and update
     double *H

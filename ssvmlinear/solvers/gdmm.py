@@ -229,8 +229,8 @@ class GDMMRun(GapRuleRun):
     def rule(self, gaps, violation, dual):
         """GDMM's rule. With the sampled oracles (fmo_subsets > 1) the block gaps are those of the
         states searched, a lower bound of the true ones: the rule then also needs the exact
-        relative duality gap (an exact oracle pass) at most tol -- the sampled gaps fell to tol
-        27 % above the optimum on extreme multiclass (benchmarks/extreme_multiclass.py). After a
+        relative duality gap (an exact oracle pass) at most tol: the sampled gaps alone stopped
+        far above the optimum on many classes (benchmarks/extreme_multiclass.py). After a
         failed confirmation the next one waits GAP_CHECK_EVERY passes (each costs an oracle pass)."""
         if not super().rule(gaps, violation, dual):
             return False

@@ -30,8 +30,8 @@ CATALYST_INNER_TOL = 0.1
 # (benchmarks/multiclass_vs_liblinear.py --split sector, benchmarks/vs_previous.py planted-sdm).
 EXACT_RUNNERS_UP = 16
 # ... and at least this many, 2 K / (examples per class) between the two for K classes: with few
-# examples per class each visit must spread over many classes (Sector: 16 took a third of the
-# passes of 4 or 8), with many the extra labels only cost (planted-sdm, mc-sdm: 4 was fastest).
+# examples per class each visit must spread over many classes (Sector: fewer took many more
+# passes), with many the extra labels only cost (planted-sdm, mc-sdm: 4 was fastest).
 MIN_RUNNERS_UP = 4
 # ... but the first type-I pass of a cold start adds at most this many: near w = 0 nearly every class
 # violates about as much as the oracle's answer, and the exact steps would spread each example over
