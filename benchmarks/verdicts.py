@@ -449,13 +449,22 @@ def choi_thesis_4_5(records):
 
 
 def thesis_5_4(records):
-    c, checks = cells(records), []
+    rs = as_dicts(records)
+    c = {(split_row(r["row"])[1] or r["row"], r["column"]): r["ours"] for r in rs}
+    n = next((r["ours"] for r in rs if r["column"] == "test entities"), None)
+    margin = 100 * 2 * math.sqrt(2) * std_error(n, 0.1)      # two s.e. of an F1 difference near 0.9
+    checks = []
     for sur, col in (("ProbLoss", "entity macro-F1"), ("Micro-F1 surrogate", "entity micro-F1")):
         a, m = c.get((sur, col)), c.get(("margin rescaling", col))
         if a is None or m is None:
             checks.append(("inconclusive", f"{sur}: not trained"))
             continue
-        checks.append(("holds" if a > m else "differs", f"{col}: {sur} {a:.2f}, margin rescaling {m:.2f}"))
+        edge = [k for k in (sur, "margin rescaling") if c.get((k, "C at the edge of its grid")) == "yes"]
+        text = f"{col}: {sur} {a:.2f}, margin rescaling {m:.2f} (margin {margin:.2f})"
+        if edge:
+            checks.append(("inconclusive", text + f", C at the edge of its grid for {', '.join(edge)}"))
+        else:
+            checks.append(("holds" if a - m > margin else "differs" if m - a > margin else "inconclusive", text))
     return combine(checks)
 
 

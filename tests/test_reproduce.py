@@ -254,9 +254,12 @@ def test_hierarchy_and_gdmm_and_peer_verdicts_fail_on_contradicting_records():
 def test_ner_surrogate_verdict():
     _, v = _verdicts()
 
-    def rows(prob, micro, margin_macro, margin_micro):
-        return [dict(row=row, column=col, ours=x) for row, col, x in (
+    def rows(prob, micro, margin_macro, margin_micro, edge="no"):
+        return [dict(row=f"CoNLL-2003-shaped stand-in: {row}", column=col, ours=x) for row, col, x in (
             ("ProbLoss", "entity macro-F1", prob), ("Micro-F1 surrogate", "entity micro-F1", micro),
-            ("margin rescaling", "entity macro-F1", margin_macro), ("margin rescaling", "entity micro-F1", margin_micro))]
-    assert v.judge("thesis-5-4", rows(86.0, 64.0, 85.0, 63.0))[0] == "holds"
-    assert v.judge("thesis-5-4", rows(84.0, 64.0, 85.0, 63.0))[0] == "differs"
+            ("margin rescaling", "entity macro-F1", margin_macro), ("margin rescaling", "entity micro-F1", margin_micro),
+            ("ProbLoss", "C at the edge of its grid", edge), ("margin rescaling", "test entities", 8000))]
+    assert v.judge("thesis-5-4", rows(87.0, 65.0, 85.0, 63.0))[0] == "holds"
+    assert v.judge("thesis-5-4", rows(83.0, 65.0, 85.0, 63.0))[0] == "differs"
+    assert v.judge("thesis-5-4", rows(85.1, 65.0, 85.0, 63.0))[0] == "inconclusive"      # inside the sampling error
+    assert v.judge("thesis-5-4", rows(87.0, 65.0, 85.0, 63.0, edge="yes"))[0] == "inconclusive"
