@@ -8,9 +8,10 @@ import scipy.sparse as sp
 
 from .registry import SOLVERS, SOLVER_TYPES, STRUCTURES, structure_of, structure_for_file_kind
 from .datacache import load_data
-from .io import load_crfsuite_file, is_crfsuite_file
+from .io import load_crfsuite_file, is_crfsuite_file, read_instance_weights
 from .token_features import TokenFeatures
 from .model_io import save_model, load_model, format_label
+from .params import Param
 from .utils import UsageError, match_columns, write_atomic, run_command
 
 SOLVER_LINES = "\n".join(f"\t {number} -- {text}" for number, _, text in
@@ -89,6 +90,15 @@ options:
 -m max_iter : maximal number of passes over the data (default 1000)
 -v n : n-fold cross validation mode (prints the accuracy; writes no model; chains are split
 	by sequence; multilabel prints the measures ssvm-predict prints)
+-C : find C by cross validation (-v n folds, default 5) along a warm-started path: C from -c
+	(default: LIBLINEAR's start, 1 / (examples x max |x_i|^2) rounded down to a power of 2)
+	doubling up to 1024, each fold starting from its solution at the previous C, stopping early
+	after 3 values of C without a better accuracy; prints each C's accuracy and the best C;
+	writes no model (-s 0, 1, 5: the solvers that warm-start; not multilabel)
+-wi weight : weights adjust the parameter C of class i (multiclass; hierarchy: its leaf i),
+	e.g. -w2 5 -w7 0.5; the other classes weigh 1
+-W file : one weight per example, a number a line: C_i = C * weight_i (chains: equal within a
+	sequence)
 -n jobs : threads for the cutting plane's oracle phase, SDM's oracle blocks (-b) and primal
 	objective, Pegasos mini-batches (-b) and cross-validation folds (default 1)
 -r seed : random seed (default 1)
@@ -164,11 +174,25 @@ def training_summary(est):
     return "  ".join(parts)
 
 
-def _parse_options(argv, spec):
-    """LIBLINEAR-style '-x value' options followed by positional arguments."""
+def _parse_options(argv, spec, labelled=()):
+    """LIBLINEAR-style '-x value' options followed by positional arguments; a flag of `labelled`
+    followed by a label ('-w2 0.5': class 2's weight) collects {label text: value} under its flag."""
     opts, i = {}, 0
     while i < len(argv) and argv[i].startswith("-") and len(argv[i]) > 1:
         flag = argv[i][1:]
+        prefix = next((p for p in labelled if flag.startswith(p) and len(flag) > len(p)), None)
+        if prefix is not None and flag not in spec:
+            if i + 1 >= len(argv):
+                raise UsageError(f"option -{flag} needs a value")
+            try:
+                value = float(argv[i + 1])
+            except ValueError:
+                value = float("nan")
+            if not (np.isfinite(value) and value >= 0):
+                raise UsageError(f"-{flag} must be a finite number >= 0, got {argv[i + 1]}")
+            opts.setdefault(prefix, {})[flag[len(prefix):]] = value
+            i += 2
+            continue
         if flag not in spec:
             raise UsageError(f"unknown option: -{flag}")
         conv = spec[flag]
@@ -194,8 +218,8 @@ def train_main(argv=None):
 def _train(argv):
     spec = {"s": int, "t": str, "c": float, "e": float, "B": float, "m": int, "v": int, "n": int,
             "r": int, "q": None, "l": str, "S": str, "b": int, "F": int, "P": int, "-scheduler": str,
-            **{flag: str for flag in STRUCTURE_FLAGS}}
-    opts, rest = _parse_options(argv, spec)
+            "C": None, "W": str, **{flag: str for flag in STRUCTURE_FLAGS}}
+    opts, rest = _parse_options(argv, spec, labelled=("w",))
     if len(rest) not in (1, 2):
         raise UsageError("expected training_set_file [model_file]")
     train_file = rest[0]
@@ -225,8 +249,13 @@ def _train(argv):
     # the values of the flags, checked by the descriptions of the parameters they set
     from .models.base import COMMON_PARAMS
     solver_class = SOLVERS[solver].solver_class()
-    described = {p.flag: p for p in COMMON_PARAMS if p.flag in ("c", "e", "m")}
+    described = {p.flag: p for p in COMMON_PARAMS if p.flag in ("c", "e", "m", "r")}
     described.update({flag: solver_class.param(name) for flag, name in SOLVERS[solver].cli_options.items()})
+    for s_ in STRUCTURES.values():       # a structure's flags of named choices (-M); files are read later
+        for flag, name in s_.cli_options.items():
+            param = next((p for p in s_.model_class().params if p.name == name), None)
+            if param is not None and param.kind == "options" and not param.also:
+                described[flag] = Param(name, "options", param.default, param.doc, options=param.options, flag=flag)
     for flag, param in described.items():
         if flag in opts and param.cli_problem(opts[flag]) is not None:
             raise UsageError(param.cli_problem(opts[flag]))
@@ -237,6 +266,14 @@ def _train(argv):
         raise UsageError("-B: bias must be a finite number")
     if "n" in opts and opts["n"] == 0:
         raise UsageError("-n: jobs must be nonzero")
+    if "v" in opts and opts["v"] < 2:
+        raise UsageError(f"-v must be an integer >= 2, got {opts['v']}")
+    if "C" in opts and not solver_class.warm_starts:
+        raise UsageError("-C applies to -s " + ", ".join(str(n) for n, (s, _) in sorted(SOLVER_TYPES.items())
+                                                          if SOLVERS[s].solver_class().warm_starts)
+                         + " (the solvers that warm-start along the path of C)")
+    if "C" in opts and "-scheduler" in opts:
+        raise UsageError("-C runs on this machine (threads, -n); not with --scheduler")
     quiet = opts.get("q", False)
     try:
         if "v" not in opts:
@@ -272,6 +309,10 @@ def _train(argv):
             if structure_params.get("edges", "chow-liu") not in ("chow-liu", "full"):   # -E FILE: label value pairs
                 from .models.multilabel import read_edges_file
                 structure_params["edges"] = read_edges_file(structure_params["edges"], label_values)
+        sample_weight = None if "W" not in opts else read_instance_weights(opts["W"], X.shape[0])
+        class_weight = None
+        if "w" in opts:
+            class_weight, sample_weight = _class_weights(opts["w"], spec.name, y, train_file, sample_weight)
         bias = opts.get("B", -1.0)
         common = dict(C=opts.get("c", 1.0), solver=solver, loss=loss, tol=opts.get("e"),
                       max_iter=opts.get("m", 1000), fit_intercept=bias > 0,
@@ -279,14 +320,19 @@ def _train(argv):
                       random_state=opts.get("r", 1), verbose=0 if quiet else 1)
         common["solver"] = SOLVERS[solver].solver_class()(
             **{param: opts[flag] for flag, param in SOLVERS[solver].cli_options.items() if flag in opts})
+        if class_weight is not None:
+            structure_params["class_weight"] = class_weight
         est = spec.model_class()(**common, **structure_params)
+        fit_kw = {} if sample_weight is None else {"sample_weight": sample_weight}
         with warnings.catch_warnings(), cluster_backend(opts.get("-scheduler")):
             warnings.showwarning = _one_line_warning
+            if "C" in opts:
+                return _search_C(est, X, y, lengths, sample_weight, opts, label_sets)
             if "v" in opts:
                 from .model_selection import cross_val_predict
                 est.set_params(verbose=0)
-                pred, fitted = cross_val_predict(est, X, y, opts["v"], seed=opts.get("r", 1),
-                                                 n_jobs=opts.get("n", 1), lengths=lengths, return_estimators=True)
+                pred, fitted = cross_val_predict(est, X, y, opts["v"], seed=opts.get("r", 1), n_jobs=opts.get("n", 1),
+                                                 lengths=lengths, return_estimators=True, sample_weight=sample_weight)
                 if label_sets and values_as_columns:     # (y's columns are label values, pred's the model's)
                     y, pred = on_model_columns(y, pred, fitted[0].classes_)
                 lines = (multilabel_report(y, pred) if label_sets else
@@ -296,7 +342,7 @@ def _train(argv):
                     _say(f"Cross Validation {line}")
                 return 0
             try:
-                est.fit(X, y) if lengths is None else est.fit(X, y, lengths)
+                est.fit(X, y, **fit_kw) if lengths is None else est.fit(X, y, lengths, **fit_kw)
             except ValueError as e:   # the data's problem: name the file it came from
                 raise ValueError(f"{train_file}: {e}") from None
             if label_sets and not values_as_columns:
@@ -308,6 +354,44 @@ def _train(argv):
     except (ValueError, OSError) as e:
         sys.stderr.write(f"ssvm-train: error: {e}\n")
         return 1
+    return 0
+
+
+def _class_weights(weights, structure, y, train_file, sample_weight):
+    """-wi: (class_weight for a multiclass model, sample_weight) -- a hierarchy's examples weigh
+    as their leaf's weight; the other structures have no classes to weigh."""
+    if structure not in ("multiclass", "hierarchy"):
+        raise ValueError(f"-w{next(iter(weights))}: class weights apply to multiclass and hierarchy data; "
+                         f"{train_file} is read as {structure}")
+    classes = np.unique(y)
+    by_text = {format_label(c): c for c in classes.tolist()}
+    unknown = [t for t in weights if t not in by_text]
+    if unknown:
+        raise ValueError(f"-w{unknown[0]}: class {unknown[0]} does not occur in {train_file}")
+    class_weight = {by_text[t]: w for t, w in weights.items()}
+    if structure == "multiclass":
+        return class_weight, sample_weight
+    per_example = np.array([class_weight.get(v, 1.0) for v in y.tolist()])
+    return None, per_example if sample_weight is None else sample_weight * per_example
+
+
+def _search_C(est, X, y, lengths, sample_weight, opts, label_sets):
+    """-C: cross-validation along a warm-started path of C (LIBLINEAR's grid: from -c, or its
+    start, doubling up to MAX_C; PATIENCE values of C without a better score end it early); prints
+    each C's score and the best C. Writes no model."""
+    from .model_selection import PATIENCE, c_grid, c_path, default_start_C, kfold_indices
+    if label_sets:
+        raise ValueError("-C: choosing C for multi-label data is not available yet (use -v at each C)")
+    n_examples = X.shape[0] if lengths is None else len(lengths)
+    folds = kfold_indices(n_examples, opts.get("v", 5), opts.get("r", 1))
+    start = opts["c"] if "c" in opts else default_start_C(X, lengths)
+    what = "Accuracy" if lengths is None else "Accuracy (tokens)"
+    Cs, scores = c_path(est.set_params(verbose=0), X, y, c_grid(start), folds, lengths, sample_weight,
+                        n_jobs=opts.get("n", 1), patience=PATIENCE,
+                        on_score=lambda C, s: _say(f"C = {C:g}  Cross Validation {what} = {100 * s:g}%"))
+    mean = scores.mean(axis=0)
+    best = int(np.argmax(mean))
+    _say(f"Best C = {Cs[best]:g}  Cross Validation {what} = {100 * mean[best]:g}%")
     return 0
 
 

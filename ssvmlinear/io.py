@@ -551,6 +551,34 @@ def read_int_pairs(path, what, noun):
             np.array(lines, dtype=np.int64))
 
 
+def read_instance_weights(path, n_rows):
+    """ssvm-train -W: one weight per data line, one number a line (LIBLINEAR's weight file;
+    blank lines and '#' comments skipped). ValueError "{path}:{line}: ..." for a value that is not
+    a finite number >= 0, "{path}: ..." when the count is not n_rows; OSError when unreadable."""
+    weights = np.empty(n_rows, dtype=np.float64)
+    k = 0
+    with open(path, "rb") as fh:
+        for lineno, raw in enumerate(fh, 1):
+            text = raw.decode("utf-8", errors="replace").split("#", 1)[0].split()
+            if not text:
+                continue
+            if len(text) != 1:
+                raise ValueError(f"{path}:{lineno}: expected one weight, got {len(text)} tokens")
+            try:
+                value = parse_finite_float(text[0])
+            except ValueError:
+                value = None
+            if value is None or value < 0:
+                raise ValueError(f"{path}:{lineno}: a weight must be a finite number >= 0, got {text[0][:40]!r}")
+            if k == n_rows:
+                raise ValueError(f"{path}:{lineno}: more weights than the {n_rows} examples of the data file")
+            weights[k] = value
+            k += 1
+    if k != n_rows:
+        raise ValueError(f"{path}: {k} weights for the {n_rows} examples of the data file (one per line)")
+    return weights
+
+
 def _fmt_numbers(values):
     """Shortest round-trip text of float64 values; integral values without '.0'."""
     out = list(map(float.__repr__, np.asarray(values, dtype=np.float64).tolist()))

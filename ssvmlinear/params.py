@@ -202,7 +202,9 @@ class Param:
         """The ssvm-train error for `value` given to the flag, in the CLI's words (None: fine)."""
         if self.accepts(value):
             return None
-        return f"-{self.flag} must be {self.describe(none=False, named=False)}"
+        what = "an integer in [0, 2**32)" if self.kind == "seed" else self.describe(none=False, named=False)
+        return f"-{self.flag} must be {what}, got {value:g}" if isinstance(value, (int, float)) else \
+            f"-{self.flag} must be {what}, got {value}"
 
     def sklearn_constraints(self):
         """The parameter in scikit-learn's constraint language (imports scikit-learn)."""

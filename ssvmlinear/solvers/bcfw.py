@@ -50,6 +50,7 @@ class BCFW(Solver):
     {'search': 'angular'}
     """
     name = "bcfw"
+    warm_starts = True
     title = "BCFW"
     default_tol = 1e-3
     max_calls = MAX_CALLS

@@ -51,6 +51,7 @@ class SDCD(Solver):
     SDCD(kappa1=5)
     """
     name = "sdcd"
+    warm_starts = True
     title = "LSE-SDCD"
     default_tol = 1e-4
     distributed = "cocoa"

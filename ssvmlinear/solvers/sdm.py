@@ -136,6 +136,7 @@ class SDM(Solver):
     array([0, 1, 0, 1, 1, 0, 1])
     """
     name = "sdm"
+    warm_starts = True
     title = "SDM"
     default_tol = 0.1
     distributed = "cocoa"

@@ -1,0 +1,171 @@
+"""Choosing C along a warm-started path (CPathCV, ssvm-train -C), and weights from the command line
+(-wi, -W) training what the estimators' class_weight / sample_weight train."""
+import re
+
+import numpy as np
+import pytest
+
+from ssvmlinear import ChainSSVM, HierarchicalSSVM, MulticlassSSVM, dump_svmlight_file, load_model
+from ssvmlinear.cli import train_main
+from ssvmlinear.model_selection import CPathCV, c_grid, default_start_C, example_folds
+from ssvmlinear.registry import SOLVERS, SOLVER_TYPES
+
+from conftest import random_multiclass, DATA
+
+
+@pytest.fixture
+def multiclass_file(tmp_path):
+    X, y = random_multiclass(n=150, d=12, K=3, density=0.5, seed=3)
+    y = np.array([2, 5, 9])[y]
+    dump_svmlight_file(X, y, tmp_path / "train.svm")
+    return tmp_path / "train.svm", X, y
+
+
+def test_path_scores_are_grid_search_scores_and_choose_its_C():
+    from sklearn.model_selection import GridSearchCV, KFold
+    X, y = random_multiclass(n=120, d=10, K=3, density=0.5, seed=5)
+    Cs = [0.01, 0.1, 1.0, 10.0]
+    splits = list(KFold(4, shuffle=True, random_state=0).split(X))
+    est = MulticlassSSVM(tol=1e-6, max_iter=100000)          # converged: warm and cold reach one optimum
+    path = CPathCV(est, Cs=Cs, cv=splits).fit(X, y)
+    grid = GridSearchCV(est, {"C": Cs}, cv=splits).fit(X, y)
+    assert path.best_C_ == grid.best_params_["C"]
+    np.testing.assert_allclose(path.cv_results_["mean_test_score"], grid.cv_results_["mean_test_score"], atol=1e-12)
+    np.testing.assert_array_equal(path.cv_results_["rank_test_score"], grid.cv_results_["rank_test_score"])
+    assert path.scores_.shape == (4, 4) and path.best_estimator_.C == path.best_C_
+    assert path.score(X, y) == grid.score(X, y)
+
+
+def test_chain_path_keeps_sequences_whole():
+    from ssvmlinear import load_svmlight_file
+    X, y, L = load_svmlight_file(DATA / "ocr_letters_test.svm.gz")
+    X, y, L = X[:L[:80].sum()], y[:L[:80].sum()], L[:80]
+    path = CPathCV(ChainSSVM(), Cs=[0.1, 1.0], cv=3).fit(X, y, L)
+    assert path.scores_.shape == (3, 2) and 0 < path.best_score_ <= 1
+    rows = np.arange(X.shape[0])
+    cut = [(rows[rows >= 5], rows[rows < 5]), (rows[rows < 5], rows[rows >= 5])]     # 5 rows: inside a word
+    with pytest.raises(ValueError, match="cuts a sequence"):
+        example_folds(X.shape[0], cut, 0, L)
+
+
+def test_warm_start_flag_names_the_solvers_that_resume():
+    X, y = random_multiclass(n=100, d=8, K=3, density=0.6, seed=2)
+    for name, spec in SOLVERS.items():
+        if not spec.solver_class().warm_starts:
+            continue
+        loss = "lse" if name == "sdcd" else "margin"
+        est = MulticlassSSVM(C=0.5, solver=name, loss=loss, warm_start=True, max_iter=5000).fit(X, y)
+        cold = MulticlassSSVM(C=0.5, solver=name, loss=loss, max_iter=5000).fit(X, y)
+        again = est.fit(X, y)                                   # resumes at its optimum: few passes
+        assert again.n_iter_ <= max(2, cold.n_iter_ // 2), name
+
+
+def test_grid_and_start():
+    assert c_grid(0.25).tolist() == [0.25 * 2 ** k for k in range(13)]
+    X = np.eye(4) * 2.0                                          # n = 4, max |x|^2 = 4: 1/16
+    assert default_start_C(X) == 2.0 ** -4
+    assert default_start_C(X, [2, 2]) == 2.0 ** -4              # 2 sequences of |x|^2 = 8: 1/16
+
+
+def test_cli_search_prints_each_C_and_the_best(multiclass_file, capsys):
+    path, X, y = multiclass_file
+    assert train_main(["-C", "-v", "3", "-c", "0.125", str(path)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    rows = [re.fullmatch(r"C = (\S+)  Cross Validation Accuracy = (\S+)%", line) for line in out[:-1]]
+    assert all(rows) and len(rows) >= 2 and float(rows[0].group(1)) == 0.125
+    best = re.fullmatch(r"Best C = (\S+)  Cross Validation Accuracy = (\S+)%", out[-1])
+    assert best and max(float(r.group(2)) for r in rows) == float(best.group(2))
+
+
+def test_cli_search_refuses_solvers_without_warm_start_before_reading(capsys):
+    cold = [n for n, (s, _) in SOLVER_TYPES.items() if not SOLVERS[s].solver_class().warm_starts]
+    assert cold
+    for number in cold:
+        assert train_main(["-C", "-s", str(number), "no-such-file.svm"]) == 1
+        assert "-C applies to -s 0, 1, 5" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------------------------- weights
+
+def _weights_of(path):
+    m = load_model(path)
+    return np.concatenate([np.ravel(m.coef_), np.ravel(m.intercept_)])
+
+
+def test_class_weights_from_the_command_line_train_class_weight(multiclass_file, tmp_path):
+    path, X, y = multiclass_file
+    model = tmp_path / "m"
+    assert train_main(["-q", "-w5", "3", "-w9", "0.5", str(path), str(model)]) == 0
+    est = MulticlassSSVM(C=1.0, fit_intercept=False, random_state=1, n_jobs=1,
+                         class_weight={5: 3.0, 9: 0.5}).fit(X, y)
+    np.testing.assert_array_equal(_weights_of(model), np.concatenate([est.coef_.ravel(), est.intercept_]))
+    plain = tmp_path / "plain"
+    assert train_main(["-q", str(path), str(plain)]) == 0
+    assert not np.array_equal(_weights_of(plain), _weights_of(model))
+
+
+def test_instance_weights_from_a_file_train_sample_weight(multiclass_file, tmp_path):
+    path, X, y = multiclass_file
+    w = np.random.default_rng(0).uniform(0.1, 3.0, size=len(y)).round(3)
+    (tmp_path / "w.txt").write_text("".join(f"{v}\n" for v in w))
+    model = tmp_path / "m"
+    assert train_main(["-q", "-W", str(tmp_path / "w.txt"), str(path), str(model)]) == 0
+    est = MulticlassSSVM(C=1.0, fit_intercept=False, random_state=1, n_jobs=1).fit(X, y, sample_weight=w)
+    np.testing.assert_array_equal(_weights_of(model), np.concatenate([est.coef_.ravel(), est.intercept_]))
+
+
+def test_class_weights_of_a_hierarchy_weigh_its_examples(tmp_path):
+    from ssvmlinear import load_svmlight_file, read_hierarchy
+    train = DATA / "hier_demo_train.svm.gz"
+    model = tmp_path / "m"
+    X, y = load_svmlight_file(train)[:2]
+    leaf = int(np.unique(y)[0])
+    assert train_main(["-q", "-H", str(DATA / "hier_demo.hier"), f"-w{leaf}", "4", str(train), str(model)]) == 0
+    h = read_hierarchy(DATA / "hier_demo.hier")
+    est = HierarchicalSSVM(hierarchy=h, C=1.0, fit_intercept=False, random_state=1, n_jobs=1)
+    est.fit(X, y, sample_weight=np.where(y == leaf, 4.0, 1.0))
+    np.testing.assert_array_equal(load_model(model).coef_, est.coef_)
+
+
+@pytest.mark.parametrize("text, message", [
+    ("1\n2\nx\n", r"w.txt:3: a weight must be a finite number >= 0, got 'x'"),
+    ("1\n-2\n", r"w.txt:2: a weight must be a finite number >= 0, got '-2'"),
+    ("1\ninf\n", r"w.txt:2: a weight must be a finite number >= 0"),
+    ("1 2\n", r"w.txt:1: expected one weight, got 2 tokens"),
+    ("1\n2\n", r"w.txt: 2 weights for the 150 examples of the data file"),
+    ("1\n" * 151, r"w.txt:151: more weights than the 150 examples"),
+])
+def test_bad_instance_weight_files_name_file_and_line(multiclass_file, tmp_path, capsys, text, message):
+    path, _, _ = multiclass_file
+    (tmp_path / "w.txt").write_text(text)
+    assert train_main(["-q", "-W", str(tmp_path / "w.txt"), str(path), str(tmp_path / "m")]) == 1
+    err = capsys.readouterr().err
+    assert re.search(message, err) and err.count("\n") == 1 and not (tmp_path / "m").exists()
+
+
+def test_class_weights_of_unknown_classes_and_other_structures_are_refused(multiclass_file, tmp_path, capsys):
+    path, _, _ = multiclass_file
+    assert train_main(["-q", "-w4", "2", str(path), str(tmp_path / "m")]) == 1
+    assert "-w4: class 4 does not occur in" in capsys.readouterr().err
+    assert train_main(["-q", "-w1", "2", str(DATA / "scene_train.svm.gz"), str(tmp_path / "m")]) == 1
+    assert "class weights apply to multiclass and hierarchy data" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------ every option, before the data
+
+BAD_VALUES = {"s": "99", "t": "tree", "c": "-1", "e": "0", "B": "nan", "m": "0", "v": "1", "n": "0", "r": "-5",
+              "l": "hinge", "S": "golden", "b": "0", "F": "0", "P": "0", "w3": "-1", "M": "forest"}
+
+
+@pytest.mark.parametrize("flag", sorted(BAD_VALUES))
+def test_every_bad_option_value_is_one_line_naming_it_before_any_file_is_read(flag, capsys):
+    extra = {"l": ["-s", "4"], "S": ["-s", "4"], "F": ["-s", "6"], "M": ["-H", "missing.hier"]}.get(flag, [])
+    assert train_main(extra + [f"-{flag}", BAD_VALUES[flag], "no-such-file.svm"]) == 1
+    err = capsys.readouterr().err
+    first = err.splitlines()[0]
+    assert f"-{flag}" in first and "no-such-file" not in err and "missing.hier" not in err, err
+
+
+def test_the_seed_error_is_the_cli_s_own(capsys):
+    assert train_main(["-r", "-5", "no-such-file.svm"]) == 1
+    assert capsys.readouterr().err.startswith("ssvm-train: -r must be an integer in [0, 2**32), got -5\n")
