@@ -16,106 +16,148 @@ from .utils import UsageError, match_columns, write_atomic, run_command
 
 SOLVER_LINES = "\n".join(f"\t {number} -- {text}" for number, _, text in
                          sorted(line for s in SOLVERS.values() for line in s.cli))
-STRUCTURE_FLAGS = {flag for s in STRUCTURES.values() for flag in s.cli_options}
 STRUCTURE_LINES = "\n".join(f"\t{s.name}" + (f": {s.usage}" if s.usage else "") for s in STRUCTURES.values())
 
 
-def _types_taking(flag):
-    """The -s numbers an option applies to: -l to those whose loss it chooses, -S to those whose
-    solver searches for the loss -l chooses, the others to those whose solver takes them."""
+def _types_taking(flag, solver_name=None):
+    """The -s numbers an option applies to (of one solver, given its name): -l to those whose loss
+    it chooses, -S to those whose solver searches for the loss -l chooses, the others to those whose
+    solver takes them."""
     def takes(solver, loss):
         if flag == "l":
             return loss is None
         return flag in SOLVERS[solver].cli_options and (flag != "S" or loss is None)
-    return ", ".join(str(n) for n, (solver, loss) in sorted(SOLVER_TYPES.items()) if takes(solver, loss))
+    numbers = [str(n) for n, (solver, loss) in sorted(SOLVER_TYPES.items())
+               if takes(solver, loss) and solver_name in (None, solver)]
+    return numbers if solver_name is not None else ", ".join(numbers)
 
 
-TRAIN_USAGE = f"""\
-Usage: ssvm-train [options] training_set_file [model_file]
-options:
--s type : solver and surrogate (default 0)
-{SOLVER_LINES}
--t structure : auto, crfsuite or one of (default auto: a file in CRFsuite's format is a chain
-	over its attribute names (as -t crfsuite), a file with qid: is a chain, one with label lists
-	l1,l2 is multilabel, otherwise multiclass; -t multiclass reads a qid file as independent
-	examples; -t multilabel reads a file whose lines all hold one label as multi-label)
-{STRUCTURE_LINES}
-	crfsuite: CRFsuite's data format, one token a line: the label, then tab-separated
-	attributes name or name:value; a blank line ends a sequence (the model keeps the names)
--E edges : multilabel with pairwise label interactions: chow-liu (the Chow-Liu tree of the
-	training labels), full (every pair; LP relaxation) or a file of label pairs, one "l1 l2" per
-	line (a forest: exact max-product; any other graph: the LP relaxation) (default: independent)
--H file : a label hierarchy, one "parent child" pair of integer node ids per line (# comments);
-	training labels are its leaves (selects -t hierarchy)
--M model : with -H: nhsvm (normalised hierarchical SVM, node weights sqrt(alpha), the default),
-	hsvm (the hierarchical structured SVM), shared (Shared SVM: alpha learned; trees) or flat
--l loss : surrogate for -s 4, -s 2 and -s 5 (default margin): margin, slack, beta:B,
-	generalized:A,B, probloss, probloss-convex, logloss, microf1 (multilabel; chains whose tag
-	O is outside the entities) (see ssvmlinear.surrogates); -s 2 takes those convex in the
-	margin (all but probloss), -s 5 those linear in it (slack, beta:B, generalized:A,B)
--S search : loss-augmented inference of -l (default hull; -s 5: angular): hull (not -s 5),
-	hull-integral, angular, exact, binary, bisecting, sarawagi (-l slack only), none
--b size : batch size (default 1). -s 4: Pegasos mini-batch, whose searches run in -n threads.
-	-s 0: SDM oracle block: the loss-augmented inferences of a block of examples are made
-	at the block's starting weights in -n threads, then its examples are updated in turn
-	(1 = the sequential method; results depend on -b, not on -n)
--P shards : -s 0: SDM's passes run in rounds cut into `shards` shards, visited concurrently in
-	-n threads against their own copies of w and combined by an exact line search on the dual
-	(default 1 = the sequential method; results depend on -P, not on -n; instead of -b > 1;
-	pays for chains: -P 2 -n 2)
--F subsets : -s 6: sublinear factorwise oracles, each token searching one of `subsets` blocks
-	of tags, tag pairs searched in ordered multimaps; 1: exact oracles (default: ceil(K / 64)
-	blocks from 512 tags or labels on, exact oracles below)
--c cost : set the parameter C (default 1); objective 1/2||w||^2 + C sum_i loss_i
--e epsilon : set tolerance of termination criterion
-	-s 0: stop after a pass over all examples in which every example's KKT violation
-	      max_y H_i(y) - min_{{y: alpha_i(y) > 0}} H_i(y) <= eps,
-	      H_i(y) = Delta(y, y_i) + f(y) - f(y_i)  (LIBLINEAR -s 4's rule; default 0.1);
-	      at large C (accelerated, C R^2 > 10) also at a relative duality gap
-	      <= 1% * min(1, eps / 0.1)
-	-s 1: stop after an oracle pass in which no example's sum of squared dual changes,
-	      divided by C, exceeds eps (Balamurugan et al.'s rule; default 1e-4)
-	-s 2, 3: stop when the most violated one-slack constraint (found by the oracles) is
-	      violated by at most eps * sum_i C_i, i.e. eps per example (svm_struct's -e; default 0.1)
-	-s 4: stop after an epoch whose primal objective changed by at most eps relative
-	      (default 1e-3); -m counts epochs
-	-s 5: stop after a pass whose block Frank-Wolfe gaps sum to at most eps times the dual
-	      (default 1e-3)
-	-s 6: the same with eps also bounding the consistency violation of the factors
-	      (default 0.01)
-	without -e, -s 0-3, 5 and 6 also require a relative duality gap (primal - dual) / primal <= 1%
--B bias : if bias > 0, instance x becomes [x; bias] (a regularised bias); if <= 0, no bias term
-	(default -1, as LIBLINEAR). NOTE: MulticlassSSVM and MultiLabelSSVM default to
-	fit_intercept=True (as scikit-learn): -B 1 trains their default problem
--m max_iter : maximal number of passes over the data (default 1000)
--v n : n-fold cross validation mode (prints the accuracy; writes no model; chains are split
-	by sequence; multilabel prints the measures ssvm-predict prints)
--C : find C by cross validation (-v n folds, default 5) along a warm-started path: C from -c
-	(default: LIBLINEAR's start, 1 / (examples x max |x_i|^2) rounded down to a power of 2)
-	doubling up to 1024, each fold starting from its solution at the previous C, stopping early
-	after 3 values of C without a better accuracy; prints each C's accuracy and the best C;
-	writes no model (-s 0, 1, 5: the solvers that warm-start; not multilabel)
--wi weight : weights adjust the parameter C of class i (multiclass; hierarchy: its leaf i),
-	e.g. -w2 5 -w7 0.5; the other classes weigh 1
--W file : one weight per example, a number a line: C_i = C * weight_i (chains: equal within a
-	sequence)
--n jobs : threads for the cutting plane's oracle phase, SDM's oracle blocks (-b) and primal
-	objective, Pegasos mini-batches (-b) and cross-validation folds (default 1)
--r seed : random seed (default 1)
---scheduler address : train on a Dask cluster (needs the package distributed): the
-	examples' shards on its workers; -s 2, 3 give the single-process model, -s 0, 1, 6 run CoCoA+,
-	-v runs the folds there (see the user guide, "Parallelism and the cluster")
--q : quiet mode (no progress or summary; warnings are still printed)
--h, --help : print this text; --version : print the version
-Feature indices are 1-based; gzip/bz2 files are read transparently; a .ssvmdata folder written by
-ssvm-convert is read by memory map (no parsing).
-"""
+# ssvm-train's own options; the models' (-c, -e, -m, -n, -r, -E, -H, -M) and the solvers' (-b, -P,
+# -S, -F) come from their parameter descriptions, and the usage text below is generated from all.
+COMMAND_OPTIONS = (
+    Param("type", "int", 0, "", flag="s", metavar="type", cli="solver and surrogate (default 0)"),
+    Param("structure", "str", "auto", "", flag="t", metavar="structure",
+          cli="auto, crfsuite or one of the structures below (default auto: a file in CRFsuite's format is a "
+              "chain over its attribute names (as -t crfsuite), a file with qid: is a chain, one with label lists "
+              "l1,l2 is multilabel, otherwise multiclass; -t multiclass reads a qid file as independent examples; "
+              "-t multilabel reads a file whose lines all hold one label as multi-label)"),
+    Param("loss", "str", "margin", "", flag="l", metavar="loss",
+          cli="surrogate for -s 4, -s 2 and -s 5 (default margin): margin, slack, beta:B, generalized:A,B, "
+              "probloss, probloss-convex, logloss, microf1 (multilabel; chains whose tag O is outside the "
+              "entities) (see ssvmlinear.surrogates); -s 2 takes those convex in the margin (all but probloss), "
+              "-s 5 those linear in it (slack, beta:B, generalized:A,B)"),
+    Param("bias", "real", -1.0, "", flag="B", metavar="bias",
+          cli="if bias > 0, instance x becomes [x; bias] (a regularised bias); if <= 0, no bias term (default -1, "
+              "as LIBLINEAR). NOTE: MulticlassSSVM and MultiLabelSSVM default to fit_intercept=True (as "
+              "scikit-learn): -B 1 trains their default problem"),
+    Param("folds", "int", None, "", low=2, flag="v", metavar="n",
+          cli="n-fold cross validation mode (prints the accuracy; writes no model; chains are split by sequence; "
+              "multilabel prints the measures ssvm-predict prints)"),
+    Param("search_C", "bool", False, "", flag="C",
+          cli="find C by cross validation (-v n folds, default 5) along a warm-started path: C from -c (default: "
+              "LIBLINEAR's start, 1 / (examples x max |x_i|^2) rounded down to a power of 2) doubling up to 1024, "
+              "each fold starting from its solution at the previous C, stopping early after 3 values of C without "
+              "a better accuracy; prints each C's accuracy and the best C; writes no model (-s {warm}: the solvers "
+              "that warm-start; not multilabel)"),
+    Param("class_weight", "real", 1.0, "", low=0, flag="w", metavar="weight",
+          cli="weights adjust the parameter C of class i (multiclass; hierarchy: its leaf i), e.g. -w2 5 -w7 0.5; "
+              "the other classes weigh 1"),
+    Param("instance_weights", "str", None, "", flag="W", metavar="file",
+          cli="one weight per example, a number a line: C_i = C * weight_i (chains: equal within a sequence)"),
+    Param("scheduler", "str", None, "", flag="-scheduler", metavar="address",
+          cli="train on a Dask cluster (needs the package distributed): the examples' shards on its workers; "
+              "-s 2, 3 give the single-process model, -s 0, 1, 6 run CoCoA+, -v runs the folds there (see the user "
+              "guide, \"Parallelism and the cluster\")"),
+    Param("quiet", "bool", False, "", flag="q", cli="quiet mode (no progress or summary; warnings are still printed)"),
+)
+# a description's kind -> how its flag's value is read (None: a switch; other kinds: the text)
+KIND_CONVERTERS = {"int": int, "real": float, "seed": int, "bool": None}
+# the order of the options in the usage text
+USAGE_ORDER = ("s", "t", "E", "H", "M", "l", "S", "b", "P", "F", "c", "e", "B", "m", "v", "C", "w", "W", "n", "r",
+               "-scheduler", "q")
 
-PREDICT_USAGE = """\
-Usage: ssvm-predict [options] test_file model_file output_file
-options:
--n jobs : threads for decoding (default 1)
--q : quiet mode (no outputs)
+
+def _train_options():
+    """{flag: [(description, the -s numbers it applies to, or None for every -s)]}: the command's
+    options, the common parameters', the structures' and the solvers' (a solver flag may have one
+    description per solver)."""
+    from .models.base import COMMON_PARAMS
+    out = {}
+    for p in COMMAND_OPTIONS + tuple(p for p in COMMON_PARAMS if p.flag):
+        out.setdefault(p.flag, []).append((p, None))
+    for spec in STRUCTURES.values():
+        for flag, name in spec.cli_options.items():
+            if flag not in out:
+                out[flag] = [(next(p for p in spec.model_class().params if p.name == name), None)]
+    for spec in SOLVERS.values():
+        cls = spec.solver_class()
+        for flag, name in spec.cli_options.items():
+            out.setdefault(flag, []).append((cls.param(name), _types_taking(flag, spec.name)))
+    return out
+
+
+def _wrap(text, first):
+    import textwrap
+    return "\n".join(textwrap.wrap(text, width=96, initial_indent=first, subsequent_indent="\t",
+                                   break_on_hyphens=False, break_long_words=False))
+
+
+def train_usage():
+    """ssvm-train's usage text, from the descriptions of its options."""
+    options = _train_options()
+    lines = ["Usage: ssvm-train [options] training_set_file [model_file]", "options:"]
+    for flag in USAGE_ORDER + tuple(f for f in options if f not in USAGE_ORDER):
+        described = options[flag]
+        p = described[0][0]
+        head = f"-{flag}{'i' if flag == 'w' else ''}" + (f" {p.metavar}" if p.metavar else "") + " : "
+        if described[0][1] is None:
+            text = p.cli.replace("{warm}", ", ".join(_warm_types()))
+        else:                      # a solver flag: each solver's description, by its -s numbers
+            parts = {}
+            for q, types in described:
+                key = q.cli + (f": {', '.join(q.options)}" if q.kind == "options" else "")
+                parts.setdefault(key, []).extend(types)
+            text = "; ".join(f"-s {', '.join(sorted(set(t), key=int))}: {k}" for k, t in parts.items())
+        lines.append(_wrap(text, head))
+        if flag == "s":
+            lines.append(SOLVER_LINES)
+        elif flag == "t":
+            lines += [STRUCTURE_LINES, "\tcrfsuite: CRFsuite's data format, one token a line: the label, then "
+                      "tab-separated\n\tattributes name or name:value; a blank line ends a sequence (the model keeps "
+                      "the names)"]
+        elif flag == "e":
+            rules = {}
+            for number, (solver, _) in sorted(SOLVER_TYPES.items()):
+                cls = SOLVERS[solver].solver_class()
+                rules.setdefault(f"{cls.cli_rule} (default {cls.default_tol:g})", []).append(str(number))
+            lines += [_wrap(rule, f"\t-s {', '.join(numbers)}: ") for rule, numbers in rules.items()]
+            lines.append("\twithout -e, -s 0-3, 5 and 6 also require a relative duality gap (primal - dual) / "
+                         "primal <= 1%")
+    lines += ["-h, --help : print this text; --version : print the version",
+              "Feature indices are 1-based; gzip/bz2 files are read transparently; a .ssvmdata folder written by",
+              "ssvm-convert is read by memory map (no parsing).", ""]
+    return "\n".join(lines)
+
+
+def __getattr__(name):
+    """TRAIN_USAGE: the generated text (built when asked for: it imports every solver)."""
+    if name == "TRAIN_USAGE":
+        return train_usage()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _warm_types():
+    return [str(n) for n, (s, _) in sorted(SOLVER_TYPES.items()) if SOLVERS[s].solver_class().warm_starts]
+
+
+PREDICT_OPTIONS = (
+    Param("jobs", "int", 1, "", flag="n", metavar="jobs", cli="threads for decoding (default 1)"),
+    Param("quiet", "bool", False, "", flag="q", cli="quiet mode (no outputs)"),
+)
+
+PREDICT_USAGE = "\n".join(
+    ["Usage: ssvm-predict [options] test_file model_file output_file", "options:"]
+    + [_wrap(p.cli, f"-{p.flag}" + (f" {p.metavar}" if p.metavar else "") + " : ") for p in PREDICT_OPTIONS]) + """
 -h, --help : print this text; --version : print the version
 Writes one predicted label per line (per token for a chain model, a blank line after each
 sequence for a CRFsuite file; for a multilabel model the label set, comma-separated as in the
@@ -174,9 +216,10 @@ def training_summary(est):
     return "  ".join(parts)
 
 
-def _parse_options(argv, spec, labelled=()):
+def _parse_options(argv, spec, labelled=(), accepts=None):
     """LIBLINEAR-style '-x value' options followed by positional arguments; a flag of `labelled`
-    followed by a label ('-w2 0.5': class 2's weight) collects {label text: value} under its flag."""
+    followed by a label ('-w2 0.5': class 2's weight) collects {label text: value} under its flag.
+    accepts: {flag: what it takes, in words} for the error on a value that does not convert."""
     opts, i = {}, 0
     while i < len(argv) and argv[i].startswith("-") and len(argv[i]) > 1:
         flag = argv[i][1:]
@@ -205,6 +248,8 @@ def _parse_options(argv, spec, labelled=()):
         try:
             opts[flag] = conv(argv[i + 1])
         except ValueError:
+            if accepts and flag in accepts:
+                raise UsageError(f"-{flag} must be {accepts[flag]}, got {argv[i + 1]}") from None
             raise UsageError(f"bad value for -{flag}: {argv[i + 1]!r}") from None
         i += 2
     return opts, argv[i:]
@@ -212,14 +257,14 @@ def _parse_options(argv, spec, labelled=()):
 
 def train_main(argv=None):
     """ssvm-train; returns the exit status (0, 1 on an error, 130 when interrupted)."""
-    return run_command("ssvm-train", _train, argv, TRAIN_USAGE)
+    return run_command("ssvm-train", _train, argv, train_usage)
 
 
 def _train(argv):
-    spec = {"s": int, "t": str, "c": float, "e": float, "B": float, "m": int, "v": int, "n": int,
-            "r": int, "q": None, "l": str, "S": str, "b": int, "F": int, "P": int, "-scheduler": str,
-            "C": None, "W": str, **{flag: str for flag in STRUCTURE_FLAGS}}
-    opts, rest = _parse_options(argv, spec, labelled=("w",))
+    options = _train_options()
+    spec = {flag: KIND_CONVERTERS.get(described[0][0].kind, str) for flag, described in options.items() if flag != "w"}
+    accepts = {flag: d[0][0].cli_accepts() for flag, d in options.items() if d[0][0].kind in KIND_CONVERTERS}
+    opts, rest = _parse_options(argv, spec, labelled=("w",), accepts=accepts)
     if len(rest) not in (1, 2):
         raise UsageError("expected training_set_file [model_file]")
     train_file = rest[0]
@@ -228,50 +273,38 @@ def _train(argv):
     if stype not in SOLVER_TYPES:
         raise UsageError(f"unknown solver type -s {stype}")
     solver, loss = SOLVER_TYPES[stype]
-    for flag in ("l", "S", "b"):
+    # a solver's flag applies to the -s numbers whose solver has it (-S: those taking -l's surrogate)
+    for flag in ["l"] + [f for f, described in options.items() if described[0][1] is not None]:
         if flag in opts and str(stype) not in _types_taking(flag).split(", "):
             raise UsageError(f"-{flag} applies to -s {_types_taking(flag)}")
     if loss is None:            # the surrogate is -l's
-        from .search import METHODS
         from .surrogates import parse_surrogate
         loss = opts.get("l", "margin")
         try:
             parse_surrogate(loss)
         except ValueError as e:
             raise UsageError(f"-l: {e}") from None
-        if opts.get("S", "hull") not in METHODS:
-            raise UsageError(f"-S: unknown search {opts['S']!r}; expected one of {', '.join(METHODS)}")
-    for flag in ("P", "F"):
-        if flag in opts and str(stype) not in _types_taking(flag).split(", "):
-            raise UsageError(f"-{flag} applies to -s {_types_taking(flag)}")
+    # every value, checked by the description of what it sets (the chosen solver's for its flags)
+    solver_class = SOLVERS[solver].solver_class()
+    for flag, described in options.items():
+        if flag not in opts or flag == "w":
+            continue
+        param = next((p for p, types in described if types is None or str(stype) in types), described[0][0])
+        if param.kind == "options" and opts[flag] not in param.options and not param.also:
+            raise UsageError(f"-{flag}: unknown {param.metavar} {opts[flag]!r}; expected one of "
+                             + ", ".join(param.options))
+        if param.cli_problem(opts[flag]) is not None:
+            raise UsageError(param.cli_problem(opts[flag]))
     if opts.get("P", 1) > 1 and opts.get("b", 1) > 1:
         raise UsageError("-b and -P: SDM's threads share either oracle blocks or shards, not both")
-    # the values of the flags, checked by the descriptions of the parameters they set
-    from .models.base import COMMON_PARAMS
-    solver_class = SOLVERS[solver].solver_class()
-    described = {p.flag: p for p in COMMON_PARAMS if p.flag in ("c", "e", "m", "r")}
-    described.update({flag: solver_class.param(name) for flag, name in SOLVERS[solver].cli_options.items()})
-    for s_ in STRUCTURES.values():       # a structure's flags of named choices (-M); files are read later
-        for flag, name in s_.cli_options.items():
-            param = next((p for p in s_.model_class().params if p.name == name), None)
-            if param is not None and param.kind == "options" and not param.also:
-                described[flag] = Param(name, "options", param.default, param.doc, options=param.options, flag=flag)
-    for flag, param in described.items():
-        if flag in opts and param.cli_problem(opts[flag]) is not None:
-            raise UsageError(param.cli_problem(opts[flag]))
     structure = opts.get("t", "auto")
     if structure not in ("auto", "crfsuite") and structure not in STRUCTURES:
         raise UsageError(f"unknown structure -t {structure}; expected auto, crfsuite or one of {', '.join(STRUCTURES)}")
-    if not np.isfinite(opts.get("B", -1.0)):
-        raise UsageError("-B: bias must be a finite number")
     if "n" in opts and opts["n"] == 0:
         raise UsageError("-n: jobs must be nonzero")
-    if "v" in opts and opts["v"] < 2:
-        raise UsageError(f"-v must be an integer >= 2, got {opts['v']}")
     if "C" in opts and not solver_class.warm_starts:
-        raise UsageError("-C applies to -s " + ", ".join(str(n) for n, (s, _) in sorted(SOLVER_TYPES.items())
-                                                          if SOLVERS[s].solver_class().warm_starts)
-                         + " (the solvers that warm-start along the path of C)")
+        raise UsageError(f"-C applies to -s {', '.join(_warm_types())} (the solvers that warm-start along the path "
+                         "of C)")
     if "C" in opts and "-scheduler" in opts:
         raise UsageError("-C runs on this machine (threads, -n); not with --scheduler")
     quiet = opts.get("q", False)
@@ -294,7 +327,7 @@ def _train(argv):
         label_sets = sp.issparse(y)
         spec = STRUCTURES[structure] if structure != "auto" else structure_for_file_kind(
             "sequence" if lengths is not None else "multilabel" if label_sets else "multiclass")
-        for flag in STRUCTURE_FLAGS:
+        for flag in {f for s_ in STRUCTURES.values() for f in s_.cli_options}:
             if flag in opts and flag not in spec.cli_options:
                 raise ValueError(f"-{flag} applies to -t " + ", ".join(s.name for s in STRUCTURES.values()
                                                                       if flag in s.cli_options)
@@ -434,7 +467,8 @@ def predict_main(argv=None):
 
 
 def _predict(argv):
-    opts, rest = _parse_options(argv, {"q": None, "n": int})
+    opts, rest = _parse_options(argv, {p.flag: KIND_CONVERTERS[p.kind] for p in PREDICT_OPTIONS},
+                                accepts={p.flag: p.cli_accepts() for p in PREDICT_OPTIONS if p.kind == "int"})
     if len(rest) != 3:
         raise UsageError("expected test_file model_file output_file")
     test_file, model_file, output_file = rest

@@ -86,15 +86,24 @@ class Param:
     "options" (strings), "seed" (an int, None, or a numpy Generator/RandomState), "verbose", "callable",
     "solver" (an instance of one of `types`, or a registered solver's name), "any" (checked by the
     model itself); none: None is allowed too; also: scikit-learn constraint names accepted besides
-    ("array-like", "dict", "solver"); flag: the ssvm-train option."""
+    ("array-like", "dict", "solver"); flag: the ssvm-train option, metavar its value's name in the
+    usage text and cli that text's description of it (ssvm-train -h is generated from these)."""
 
     def __init__(self, name, kind, default, doc, low=None, high=None, closed="left", options=(), none=False,
-                 also=(), flag=None, type_text=None, types=()):
+                 also=(), flag=None, type_text=None, types=(), metavar=None, cli=None):
         self.name, self.kind, self.default, self.doc = name, kind, default, doc
         self.types = tuple(types)
         self.low, self.high, self.closed = low, high, closed
         self.options, self.none, self.also, self.flag = tuple(options), none, tuple(also), flag
         self.type_text = type_text
+        self.metavar, self.cli = metavar, cli
+
+    def with_default(self, default):
+        """The same description with another default (a structure's own)."""
+        import copy
+        other = copy.copy(self)
+        other.default = default
+        return other
 
     # ------------------------------------------------------------------ in words
     def _range_text(self):
@@ -198,13 +207,16 @@ class Param:
         if not self.accepts(value):
             raise ValueError(f"{owner}: {self.name} must be {self.describe()}; got {value!r}")
 
+    def cli_accepts(self):
+        """What the flag takes, in the CLI's words (a number, not None or a Python object)."""
+        return "an integer in [0, 2**32)" if self.kind == "seed" else self.describe(none=False, named=False)
+
     def cli_problem(self, value):
         """The ssvm-train error for `value` given to the flag, in the CLI's words (None: fine)."""
         if self.accepts(value):
             return None
-        what = "an integer in [0, 2**32)" if self.kind == "seed" else self.describe(none=False, named=False)
-        return f"-{self.flag} must be {what}, got {value:g}" if isinstance(value, (int, float)) else \
-            f"-{self.flag} must be {what}, got {value}"
+        shown = f"{value:g}" if isinstance(value, (int, float)) else value
+        return f"-{self.flag} must be {self.cli_accepts()}, got {shown}"
 
     def sklearn_constraints(self):
         """The parameter in scikit-learn's constraint language (imports scikit-learn)."""

@@ -3,7 +3,7 @@
 and weight blocks of a structure) and by the CLI (-s and -t, their usage text). Nothing else
 branches on a solver's or a structure's name: adding one is adding an entry here.
 """
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable
 
 
@@ -15,36 +15,39 @@ class SolverSpec:
     (imported when needed; the class holds its parameters, default_tol, the losses it accepts
     and how it runs on a cluster: its `distributed`); cli: ((-s number, loss, usage line), ...),
     the loss being the one that -s number trains (None: any surrogate given by -l); default_for:
-    the losses for which this solver is the default when `solver=None`; cli_options: ssvm-train
-    flag -> the solver's parameter."""
+    the losses for which this solver is the default when `solver=None`. Its ssvm-train flags are
+    its parameters' (their descriptions' `flag`)."""
     name: str
     solver: str
     cli: tuple
     default_for: tuple = ()
-    cli_options: dict = field(default_factory=dict)
 
     def solver_class(self):
         return _import(self.solver)
 
+    @property
+    def cli_options(self):
+        """ssvm-train flag -> the solver's parameter."""
+        return flags_of(self.solver_class().params)
+
 
 SOLVERS = {s.name: s for s in (
     SolverSpec("sdm", ".solvers.sdm:SDM", cli=((0, "margin", "sequential dual method, margin rescaling (SDM)"),),
-               default_for=("margin",), cli_options={"b": "oracle_batch", "P": "shards"}),
+               default_for=("margin",)),
     SolverSpec("sdcd", ".solvers.sdcd:SDCD",
                cli=((1, "lse", "sequential dual coordinate descent, linear summed error (LSE-SDCD)"),),
                default_for=("lse",)),
     SolverSpec("cutting-plane", ".solvers.cutting_plane:CuttingPlane",
                cli=((2, None, "one-slack cutting plane, margin rescaling or a convex surrogate (-l, -S)"),
-                    (3, "lse", "one-slack cutting plane, linear summed error")),
-               cli_options={"S": "search"}),
+                    (3, "lse", "one-slack cutting plane, linear summed error"))),
     SolverSpec("bcfw", ".solvers.bcfw:BCFW",
                cli=((5, None, "block-coordinate Frank-Wolfe (BCFW), margin rescaling or a surrogate linear\n"
-                              "\t      in the margin (-l, -S)"),), cli_options={"S": "search"}),
+                              "\t      in the margin (-l, -S)"),)),
     SolverSpec("gdmm", ".solvers.gdmm:GDMM",
                cli=((6, "margin", "GDMM with factorwise oracles, margin rescaling (-F: the sublinear\n"
-                                  "\t      oracles of chains, multiclass and multi-label)"),), cli_options={"F": "fmo_subsets"}),
+                                  "\t      oracles of chains, multiclass and multi-label)"),)),
     SolverSpec("pegasos", ".solvers.pegasos:Pegasos", cli=((4, None, "Pegasos SGD, any surrogate (-l) and search (-S)"),),
-               default_for=("*",), cli_options={"b": "batch_size", "S": "search"}),
+               default_for=("*",)),
 )}
 
 # -s number -> (solver, loss it trains, or None for "any surrogate, -l")
@@ -94,7 +97,7 @@ class StructureSpec:
     needed. file_kind: load_svmlight_file's kind for its data files; model_params: boolean
     parameters written to the model header; blocks: (nr_class, parameters) -> [(block name, rows,
     columns)], the weight blocks after `w`, in file order (their values: the flat weights after the
-    unary block); cli_options: its ssvm-train flags. On a cluster the model builds its problem
+    unary block); its ssvm-train flags are its model's parameters' (`flag`). On a cluster the model builds its problem
     from the shards (its _shard_problem, run where each shard lives); Model._fit_sharded is the one
     sharded fit."""
     name: str
@@ -104,13 +107,23 @@ class StructureSpec:
     model_params: tuple = ()
     blocks: Callable = lambda K, params: []
     usage: str = ""
-    cli_options: dict = field(default_factory=dict)   # ssvm-train flag -> parameter
 
     def model_class(self):
         return _import(self.model)
 
+    @property
+    def cli_options(self):
+        """ssvm-train flag -> the model's parameter."""
+        return flags_of(self.model_class().params)
+
     def estimator_class(self):
         return _import(self.estimator)
+
+
+def flags_of(params, shared=("c", "e", "m", "n", "r")):
+    """{ssvm-train flag: parameter name} of the descriptions that have a flag of their own (the
+    common parameters' flags are the command's, not a structure's or a solver's)."""
+    return {p.flag: p.name for p in params if p.flag and p.flag not in shared}
 
 
 def _import(path):
@@ -133,10 +146,10 @@ STRUCTURES = {s.name: s for s in (
     StructureSpec("chain", ".models.chain:ChainModel", ".chain:ChainSSVM", "sequence", ("start_end", "normalize_loss"), _chain_blocks),
     StructureSpec("multilabel", ".models.multilabel:MultiLabelModel", ".multilabel:MultiLabelSSVM", "multilabel", ("normalize_loss",), _multilabel_blocks,
                   usage="independent labels (or pairwise on a forest, -E), Hamming loss; use -B 1 for\n"
-                        "\t  per-label bias terms", cli_options={"E": "edges"}),
+                        "\t  per-label bias terms"),
     StructureSpec("hierarchy", ".models.hierarchical:HierarchicalModel", ".hierarchical:HierarchicalSSVM", "auto",
                   usage="single-label classification into the leaves of a tree or DAG of labels\n"
-                        "\t  (-H file; -M nhsvm (default), hsvm, shared or flat)", cli_options={"H": "hierarchy", "M": "model"}),
+                        "\t  (-H file; -M nhsvm (default), hsvm, shared or flat)"),
 )}
 
 

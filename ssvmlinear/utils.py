@@ -162,11 +162,12 @@ def run_command(name, main, argv, usage):
     is None)."""
     import sys
     argv = sys.argv[1:] if argv is None else list(argv)
+    text = usage if isinstance(usage, str) else None      # (usage: a text, or a function making it)
     if not argv:
-        sys.stdout.write(usage)
+        sys.stdout.write(text or usage())
         return 1
     if "-h" in argv or "--help" in argv:
-        sys.stdout.write(usage)
+        sys.stdout.write(text or usage())
         return 0
     if "--version" in argv:
         from . import __version__

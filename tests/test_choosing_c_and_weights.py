@@ -153,17 +153,59 @@ def test_class_weights_of_unknown_classes_and_other_structures_are_refused(multi
 
 # ------------------------------------------------------------------ every option, before the data
 
-BAD_VALUES = {"s": "99", "t": "tree", "c": "-1", "e": "0", "B": "nan", "m": "0", "v": "1", "n": "0", "r": "-5",
-              "l": "hinge", "S": "golden", "b": "0", "F": "0", "P": "0", "w3": "-1", "M": "forest"}
+def _bad_values():
+    """(flag, bad value, extra arguments) for every ssvm-train flag that takes a checked value, from
+    the descriptions the command line is built from (a flag added later is covered here too)."""
+    from ssvmlinear.cli import _train_options
+    out = []
+    for flag, described in sorted(_train_options().items()):
+        param, types = described[0]
+        extra = ["-s", types[0]] if types else (["-s", "4"] if flag == "l" else [])
+        if flag == "w":
+            out.append(("w3", "-1", extra))
+        elif param.kind in ("int", "real", "seed"):
+            low = param.low if param.low is not None else 0
+            out.append((flag, "nan" if param.kind == "real" and param.low is None else str(int(low) - 1), extra))
+        elif param.kind == "options" and not param.also:
+            out.append((flag, "bogus", extra + (["-H", "missing.hier"] if flag == "M" else [])))
+        elif flag in ("t", "l"):
+            out.append((flag, "bogus", extra))
+    return out
 
 
-@pytest.mark.parametrize("flag", sorted(BAD_VALUES))
-def test_every_bad_option_value_is_one_line_naming_it_before_any_file_is_read(flag, capsys):
-    extra = {"l": ["-s", "4"], "S": ["-s", "4"], "F": ["-s", "6"], "M": ["-H", "missing.hier"]}.get(flag, [])
-    assert train_main(extra + [f"-{flag}", BAD_VALUES[flag], "no-such-file.svm"]) == 1
+@pytest.mark.parametrize("flag, value, extra", _bad_values())
+def test_every_bad_option_value_is_one_line_naming_it_before_any_file_is_read(flag, value, extra, capsys):
+    if flag == "n":
+        value = "0"
+    assert train_main(extra + [f"-{flag}", value, "no-such-file.svm"]) == 1
     err = capsys.readouterr().err
     first = err.splitlines()[0]
-    assert f"-{flag}" in first and "no-such-file" not in err and "missing.hier" not in err, err
+    assert first.startswith("ssvm-train: ") and f"-{flag}" in first and "no-such-file" not in err, err
+    assert "missing.hier" not in err
+
+
+def test_the_options_covered_are_every_option_with_a_checked_value():
+    from ssvmlinear.cli import _train_options
+    covered = {flag.rstrip("3") for flag, _, _ in _bad_values()}
+    unchecked = {f for f, d in _train_options().items() if d[0][0].kind in ("str", "any", "bool")
+                 or d[0][0].kind == "options" and d[0][0].also}          # -E: a name or a file of pairs
+    assert covered | unchecked == set(_train_options())
+    # files, an address and switches take anything; -t and -l are checked (by name, covered above)
+    assert unchecked - covered <= {"W", "H", "E", "-scheduler", "q", "C"}
+
+
+def test_a_solver_parameter_with_a_flag_is_one_line(monkeypatch, capsys):
+    from ssvmlinear.cli import train_usage
+    from ssvmlinear.params import Param
+    from ssvmlinear.solvers import SDM
+    extra = Param("lookahead", "int", 2, "Passes looked ahead.", low=1, flag="Z", metavar="k",
+                  cli="passes looked ahead (default 2)")
+    monkeypatch.setattr(SDM, "params", SDM.params + (extra,))
+    assert "-Z k : -s 0: passes looked ahead (default 2)" in train_usage()
+    assert train_main(["-Z", "0", "no-such-file.svm"]) == 1
+    assert capsys.readouterr().err.startswith("ssvm-train: -Z must be an integer >= 1, got 0\n")
+    assert train_main(["-s", "1", "-Z", "3", "no-such-file.svm"]) == 1
+    assert "-Z applies to -s 0" in capsys.readouterr().err
 
 
 def test_the_seed_error_is_the_cli_s_own(capsys):

@@ -100,11 +100,11 @@ def test_cross_validation_matches_manual_folds(train_test_files):
     (["-m", "0"], "-m must be an integer >= 1"),
     (["-P", "0"], "-P must be an integer >= 1"),
     (["-s", "6", "-F", "0"], "-F must be an integer >= 1"),
-    (["-B", "nan"], "-B: bias must be a finite number"),
-    (["-B", "inf"], "-B: bias must be a finite number"),
+    (["-B", "nan"], "-B must be a finite number, got nan"),
+    (["-B", "inf"], "-B must be a finite number, got inf"),
     (["-x", "1"], "unknown option: -x"),
-    (["-m", "1.5"], "bad value for -m"),
-    (["-c", "abc"], "bad value for -c"),
+    (["-m", "1.5"], "-m must be an integer >= 1, got 1.5"),
+    (["-c", "abc"], "-c must be a finite number > 0, got abc"),
     (["-t", "tree"], "unknown structure"),
 ])
 def test_bad_options_exit_nonzero(argv, message, train_test_files, capsys):

@@ -35,7 +35,7 @@ def test_version_agrees_with_the_package_metadata():
 
 
 @pytest.mark.parametrize("name, main, argv, message", [
-    ("ssvm-train", train_main, ["-c", "abc", "train.svm"], "bad value for -c: 'abc'"),
+    ("ssvm-train", train_main, ["-c", "abc", "train.svm"], "-c must be a finite number > 0, got abc"),
     ("ssvm-train", train_main, ["-x", "train.svm"], "unknown option: -x"),
     ("ssvm-train", train_main, ["-q"], "expected training_set_file [model_file]"),
     ("ssvm-predict", predict_main, ["a", "b"], "expected test_file model_file output_file"),

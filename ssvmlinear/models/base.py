@@ -44,7 +44,8 @@ def check_objective_range(structure, Cs, C):
 # constraints, ssvm-train's checks of the flags and the Parameters sections come from these.
 COMMON_PARAMS = (
     Param("C", "real", 1.0, "Regularisation: the objective is 1/2 |w|^2 + sum_i C_i loss_i with C_i = C "
-          "(times sample_weight_i); LIBLINEAR's scaling.", low=0, closed="neither", flag="c"),
+          "(times sample_weight_i); LIBLINEAR's scaling.", low=0, closed="neither", flag="c", metavar="cost",
+          cli="set the parameter C (default 1); objective 1/2||w||^2 + C sum_i loss_i"),
     Param("solver", "solver", None, "The training method: a name (its default parameters) or a solver object "
           "of ssvmlinear.solvers holding its own; None: 'sdm' for loss='margin', 'sdcd' for 'lse', 'pegasos' "
           "for the other surrogates.", none=True, types=(Solver,)),
@@ -52,15 +53,19 @@ COMMON_PARAMS = (
           "a bi-criteria surrogate of ssvmlinear.surrogates ('slack', 'beta:B', ...)."),
     Param("tol", "real", None, "The solver's own stopping rule at this tolerance; None: its default tolerance "
           "and a relative duality gap <= 1% (the papers' rules alone can stop far from the optimum).",
-          low=0, closed="neither", none=True, flag="e"),
-    Param("max_iter", "int", 1000, "The most passes over the data.", low=1, flag="m"),
+          low=0, closed="neither", none=True, flag="e", metavar="epsilon",
+          cli="set tolerance of termination criterion"),
+    Param("max_iter", "int", 1000, "The most passes over the data.", low=1, flag="m", metavar="max_iter",
+          cli="maximal number of passes over the data (default 1000)"),
     Param("fit_intercept", "bool", True, "Add a bias feature of value intercept_scaling (regularised, as "
           "LIBLINEAR -B)."),
     Param("intercept_scaling", "real", 1.0, "The bias feature's value.", low=0, closed="neither"),
     Param("n_jobs", "int", None, "Threads for the solvers' parallel phases, prediction and cross-validation; "
-          "results do not depend on it.", none=True, flag="n"),
+          "results do not depend on it.", none=True, flag="n", metavar="jobs",
+          cli="threads for the cutting plane's oracle phase, SDM's oracle blocks (-b) and primal objective, "
+              "Pegasos mini-batches (-b) and cross-validation folds (default 1)"),
     Param("random_state", "seed", None, "The order of the passes and, on a cluster, which examples each "
-          "shard holds (None: seed 0).", none=True, flag="r"),
+          "shard holds (None: seed 0).", none=True, flag="r", metavar="seed", cli="random seed (default 1)"),
     Param("verbose", "verbose", 0, "Progress lines on the logger 'ssvmlinear' (>= 2: the primal after every "
           "step too)."),
     Param("warm_start", "bool", False, "Start from the previous fit's dual solution on the same data, kept "
@@ -75,8 +80,7 @@ def common_params(**defaults):
     out = []
     for p in COMMON_PARAMS:
         if p.name in defaults:
-            p = Param(p.name, p.kind, defaults[p.name], p.doc, p.low, p.high, p.closed, p.options, p.none,
-                      p.also, p.flag, p.type_text)
+            p = p.with_default(defaults[p.name])
         out.append(p)
     return tuple(out)
 

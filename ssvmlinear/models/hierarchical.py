@@ -25,9 +25,13 @@ class HierarchicalModel(Model):
     params = (
         Param("hierarchy", "any", None, "The label hierarchy (required): a Hierarchy, the path of a file of "
               "'parent child' lines or a (parents, children) pair of node id arrays.",
-              type_text="Hierarchy, str, path-like or (parents, children)"),
+              type_text="Hierarchy, str, path-like or (parents, children)", flag="H", metavar="file",
+              cli="a label hierarchy, one \"parent child\" pair of integer node ids per line (# comments); "
+                  "training labels are its leaves (selects -t hierarchy)"),
         Param("model", "options", "nhsvm", "The model: 'nhsvm' (normalised, node weights sqrt(alpha)), 'hsvm', "
-              "'flat' or 'shared' (alpha learned; trees).", options=MODELS),
+              "'flat' or 'shared' (alpha learned; trees).", options=MODELS, flag="M", metavar="model",
+              cli="with -H: nhsvm (normalised hierarchical SVM, node weights sqrt(alpha), the default), hsvm (the "
+                  "hierarchical structured SVM), shared (Shared SVM: alpha learned; trees) or flat"),
         Param("alpha", "options", "rho2", "The node weights of nhsvm: 'rho2', 'directional' or an array.",
               options=("rho2", "directional"), also=("array-like",), type_text="'rho2', 'directional' or array-like"),
         Param("task_loss", "options", None, "The task loss Delta; None: the model's default (hamming for hsvm, "

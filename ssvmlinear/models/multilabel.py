@@ -30,7 +30,10 @@ class MultiLabelModel(Model):
               "labels), 'full' (every pair: the LP relaxation) or an (E, 2) array of label positions: pairwise "
               "tables on those pairs (exact on a forest, LP-relaxed on any other graph).",
               options=("chow-liu", "full"), none=True, also=("array-like",),
-              type_text="'chow-liu', 'full', array-like (E, 2) or None"),
+              type_text="'chow-liu', 'full', array-like (E, 2) or None", flag="E", metavar="edges",
+              cli="multilabel with pairwise label interactions: chow-liu (the Chow-Liu tree of the training "
+                  "labels), full (every pair; LP relaxation) or a file of label pairs, one \"l1 l2\" per line (a "
+                  "forest: exact max-product; any other graph: the LP relaxation) (default: independent)"),
     )
 
 

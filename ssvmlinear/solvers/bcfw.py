@@ -50,13 +50,15 @@ class BCFW(Solver):
     {'search': 'angular'}
     """
     name = "bcfw"
+    cli_rule = "stop after a pass whose block Frank-Wolfe gaps sum to at most eps times the dual"
     warm_starts = True
     title = "BCFW"
     default_tol = 1e-3
     max_calls = MAX_CALLS
     params = (
         Param("search", "options", "angular", "The surrogates' search (ssvmlinear.search; one that returns "
-              "a label, so not 'hull'); unused by margin rescaling.", options=LABEL_SEARCHES, flag="S"),
+              "a label, so not 'hull'); unused by margin rescaling.", options=LABEL_SEARCHES, flag="S",
+              metavar="search", cli="the search of -l's most violating label (default angular)"),
     )
 
     def __init__(self, search="angular"):

@@ -125,13 +125,16 @@ class CuttingPlane(Solver):
     array([0, 0, 1, 1, 2, 2])
     """
     name = "cutting-plane"
+    cli_rule = ("stop when the most violated one-slack constraint (found by the oracles) is violated by at "
+                "most eps * sum_i C_i, i.e. eps per example (svm_struct's -e)")
     title = "the cutting plane"
     default_tol = 0.1
     distributed = "one-slack"
     max_calls = MAX_CALLS
     params = (
         Param("search", "options", "hull", "The surrogates' search (ssvmlinear.search); unused by margin "
-              "rescaling and LSE.", options=tuple(METHODS), flag="S"),
+              "rescaling and LSE.", options=tuple(METHODS), flag="S", metavar="search",
+              cli="the search of -l's most violating label (default hull)"),
         Param("exact_violators", "bool", False, "LSE: type-I passes add every violating label (multiclass "
               "always does)."),
         Param("cache_size", "int", 10, "Labels kept per example (a ring).", low=1),

@@ -103,6 +103,8 @@ class GDMM(Solver):
     True
     """
     name = "gdmm"
+    cli_rule = ("stop after a pass whose block gaps sum to at most eps times the dual and whose factors' "
+                "consistency violation is at most eps")
     title = "GDMM"
     default_tol = 0.01
     distributed = "cocoa"
@@ -118,7 +120,10 @@ class GDMM(Solver):
               "multiclass: one of nu blocks of classes; multi-label: one block of labels per activation "
               "search); 'auto': ceil(K / 64) blocks when the K tags, classes or labels are at least 128, "
               "exact oracles below.", low=1,
-              options=("auto",), flag="F"),
+              options=("auto",), flag="F", metavar="subsets",
+              cli="sublinear factorwise oracles, each token searching one of `subsets` blocks of tags, tag pairs "
+                  "searched in ordered multimaps; 1: exact oracles (default: ceil(K / 64) blocks from 128 tags, "
+                  "classes or labels on, exact oracles below)"),
     )
 
     def __init__(self, rho=1.0, eta="auto", fmo_subsets="auto"):

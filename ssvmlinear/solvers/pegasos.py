@@ -49,14 +49,17 @@ class Pegasos(Solver):
     array([0, 0, 1, 1, 2, 2])
     """
     name = "pegasos"
+    cli_rule = "stop after an epoch whose primal objective changed by at most eps relative; -m counts epochs"
     title = "Pegasos"
     default_tol = 1e-3
     max_calls = MAX_CALLS
     params = (
         Param("search", "options", "hull", "How the surrogates' most violating label is searched "
-              "(ssvmlinear.search; 'none' for margin rescaling).", options=tuple(METHODS), flag="S"),
+              "(ssvmlinear.search; 'none' for margin rescaling).", options=tuple(METHODS), flag="S", metavar="search",
+              cli="the search of -l's most violating label (default hull)"),
         Param("batch_size", "int", 1, "Examples per mini-batch (their searches run in n_jobs threads).",
-              low=1, flag="b"),
+              low=1, flag="b", metavar="size", cli="Pegasos mini-batch (default 1), whose searches run in -n "
+                                                        "threads"),
         Param("average", "bool", True, "Return the average of all iterates (else the last one)."),
         Param("projection", "bool", False, "Project the iterate onto the ball of radius sqrt(sum_i C_i max "
               "loss), as in the paper."),

@@ -51,6 +51,8 @@ class SDCD(Solver):
     SDCD(kappa1=5)
     """
     name = "sdcd"
+    cli_rule = ("stop after an oracle pass in which no example's sum of squared dual changes, divided by C, "
+                "exceeds eps (Balamurugan et al.'s rule)")
     warm_starts = True
     title = "LSE-SDCD"
     default_tol = 1e-4

@@ -136,6 +136,11 @@ class SDM(Solver):
     array([0, 1, 0, 1, 1, 0, 1])
     """
     name = "sdm"
+    # ssvm-train -e: the stopping rule in the usage's words (its default tolerance follows)
+    cli_rule = ("stop after a pass over all examples in which every example's KKT violation "
+                "max_y H_i(y) - min_{y: alpha_i(y) > 0} H_i(y) <= eps, H_i(y) = Delta(y, y_i) + f(y) - f(y_i) "
+                "(LIBLINEAR -s 4's rule); at large C (accelerated, C R^2 > 10) also at a relative duality gap "
+                "<= 1% * min(1, eps / 0.1)")
     warm_starts = True
     title = "SDM"
     default_tol = 0.1
@@ -143,10 +148,17 @@ class SDM(Solver):
     params = (
         Param("oracle_batch", "int", 1, "Type-I passes take the shuffled examples in blocks of this many, whose "
               "oracles are asked at the block's starting weights by n_jobs threads (1: the sequential method; "
-              "results depend on it, not on n_jobs).", low=1, flag="b"),
+              "results depend on it, not on n_jobs).", low=1, flag="b", metavar="size",
+              cli="SDM oracle block (default 1): the loss-augmented inferences of a block of examples are made at "
+                  "the block's starting weights in -n threads, then its examples are updated in turn (1 = the "
+                  "sequential method; results depend on -b, not on -n)"),
         Param("shards", "int", 1, "Passes run in rounds cut into this many shards visited concurrently against "
               "their own copies of w, combined by an exact line search (chains; not with oracle_batch > 1).",
-              low=1, flag="P"),
+              low=1, flag="P", metavar="shards",
+              cli="SDM's passes run in rounds cut into `shards` shards, visited concurrently in -n threads "
+                  "against their own copies of w and combined by an exact line search on the dual (default 1 = "
+                  "the sequential method; results depend on -P, not on -n; instead of -b > 1; pays for chains: "
+                  "-P 2 -n 2)"),
     )
 
     def __init__(self, oracle_batch=1, shards=1):

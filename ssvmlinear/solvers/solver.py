@@ -67,6 +67,7 @@ class Solver(Params, abc.ABC):
 
     distributed = None      # how it runs on a Dask cluster: "cocoa", "one-slack" (its run's own) or None
     warm_starts = False     # a warm_start fit resumes from the previous fit's state (else starts cold)
+    cli_rule = None         # ssvm-train -e: its stopping rule in the usage text's words
 
     def start(self, problem):
         """A loop.Run of this solver on `problem` (loop.Problem): inside CoCoA+ where its examples
