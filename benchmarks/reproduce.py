@@ -70,6 +70,14 @@ def style(method, markersize=3):
     return dict(label=method, color=color, marker=marker, markersize=markersize)
 
 
+def save_figure(fig, path):
+    """The report's PNG of a figure (then closed)."""
+    import matplotlib.pyplot as plt
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+
+
 # A provenance naming a synthetic stand-in: "synthetic ... of <data set>'s [extract's] shape"
 STAND_IN = re.compile(r"synthetic .*?of (.+?)'s (?:extract's )?shape")
 
@@ -227,9 +235,7 @@ def balamurugan_fig2(mode, out):
         axes[0, col].set_ylabel("|f* - f(t)| / |f*|"), axes[1, col].set_ylabel("test accuracy (%)")
         for ax in axes[:, col]:
             ax.set_xlabel("training seconds"), ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(out / "balamurugan_fig2_cp_sdcd.png", dpi=90)
-    plt.close(fig)
+    save_figure(fig, out / "balamurugan_fig2_cp_sdcd.png")
     res.figures = [("balamurugan_fig2_cp_sdcd.png", "Fig. 2 as published, on OCR partitions in the place of POS, "
                     "WSJPOS and Brown: the cutting plane (CP) and LSE-SDCD at C = 0.01, relative dual difference to "
                     "the run's own final dual (top) and test accuracy (bottom) against training time")]
@@ -291,9 +297,7 @@ def balamurugan_fig1(mode, out):
                                           f"{label}: seconds to a relative dual difference {level:g}",
                                           round(reach[(label, level)], 3) if hit.size else None, None, "s", prov))
         ax.set_title(name), ax.set_xlabel("training seconds"), ax.set_ylabel("|D* - D(t)| / |D*|"), ax.legend()
-    fig.tight_layout()
-    fig.savefig(out / "balamurugan_fig1.png", dpi=90)
-    plt.close(fig)
+    save_figure(fig, out / "balamurugan_fig1.png")
     res.figures = [("balamurugan_fig1.png", "Fig. 1 analog: relative dual difference vs training time of LSE-SDCD "
                     "and the cutting plane, multiclass, C = 0.01 (the paper: Covertype and Sector)")]
     return res
@@ -711,9 +715,7 @@ def choi2016_fig4(mode, out):
         res.records += records
         a1.set_title(f"scene, {prefix.rstrip(': ') or 'independent labels'}: objective", fontsize=9)
         a2.set_title(f"scene, {prefix.rstrip(': ') or 'independent labels'}: test accuracy", fontsize=9)
-    fig.tight_layout()
-    fig.savefig(out / "choi2016_fig4.png", dpi=90)
-    plt.close(fig)
+    save_figure(fig, out / "choi2016_fig4.png")
     res.figures = [("choi2016_fig4.png", "Figure 4 analog: slack-rescaled objective and test Hamming accuracy vs "
                     "training time on scene, with the pairwise MRF over all label pairs (top) and independent labels "
                     "(bottom); the paper plots the same on Yeast and RCV1 with a pairwise MRF")]
@@ -840,9 +842,7 @@ def gdmm_fig2_3(mode, out):
         axes[1].plot([t for t, _, _ in c], [o for _, _, o in c], **style(names[solver]))
     axes[1].set_xscale("log"), axes[1].set_xlabel("seconds"), axes[1].set_ylabel("primal objective")
     axes[1].set_title(f"{data}: GDMM vs GDMM-subFMO"), axes[1].legend()
-    fig.tight_layout()
-    fig.savefig(out / "gdmm_fig2.png", dpi=90)
-    plt.close(fig)
+    save_figure(fig, out / "gdmm_fig2.png")
     fig, axes = plt.subplots(2, len(sets), figsize=(5 * len(sets), 7))
     for col, (data, _, _, _) in enumerate(sets):
         for solver in ("bcfw", "gdmm-sub", "ssg"):
@@ -854,9 +854,7 @@ def gdmm_fig2_3(mode, out):
         axes[1, col].set_ylabel("test error")
         for ax in axes[:, col]:
             ax.set_xscale("log"), ax.set_xlabel("seconds"), ax.legend()
-    fig.tight_layout()
-    fig.savefig(out / "gdmm_fig3.png", dpi=90)
-    plt.close(fig)
+    save_figure(fig, out / "gdmm_fig3.png")
     res.figures = [("gdmm_fig2.png", "Fig. 2 analog: GDMM's objective by passes (the paper adds Soft-BCFW, not "
                     "implemented here) and GDMM vs GDMM-subFMO by time"),
                    ("gdmm_fig3.png", "Fig. 3 analog: objective and test error vs time of BCFW, GDMM-subFMO and SSG "
@@ -973,9 +971,7 @@ def gdmm_fig3_multilabel(mode, out):
         ax.set_xscale("log"), ax.set_xlabel("solver seconds"), ax.legend(fontsize=8)
         if kind == "objective":
             ax.set_yscale("log")
-    fig.tight_layout()
-    fig.savefig(out / "gdmm_fig3_multilabel.png", dpi=90)
-    plt.close(fig)
+    save_figure(fig, out / "gdmm_fig3_multilabel.png")
     res.figures = [("gdmm_fig3_multilabel.png", "Yen et al. Figure 3, RCV1-regions and EUR-Lex columns: primal "
                     "objective and test error against time for BCFW, GDMM-subFMO and SSG (Soft-BCFW is not "
                     "implemented here); the paper: GDMM-subFMO lowest throughout, SSG far above. Ours: the primal "
@@ -1244,9 +1240,7 @@ def choi_thesis_4_5(mode, out):
         axes[k, 0].set_title(f"{name}-shaped{suffix}: objective")
         axes[k, 1].set_title(f"{name}-shaped{suffix}: test accuracy")
         res.records += records
-    fig.tight_layout()
-    fig.savefig(out / "choi_thesis_fig4_7.png", dpi=90)
-    plt.close(fig)
+    save_figure(fig, out / "choi_thesis_fig4_7.png")
     res.figures = [("choi_thesis_fig4_7.png", "Figures 4-7/4-8 analog: slack-rescaled objective (exact) and test "
                     "Hamming accuracy vs training time of the cutting plane, BCFW-SR and SGD with each search, on the "
                     "Yeast- and RCV1-shaped stand-ins with independent labels and on the Yeast-shaped pairwise MRF "

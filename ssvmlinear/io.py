@@ -527,26 +527,32 @@ def parse_finite_floats(text):
     return np.array([parse_finite_float(t) for t in text.split()], dtype=np.float64)
 
 
+def _token_lines(path):
+    """(line number, tokens) of the lines of a small text file that hold tokens ('#' comments and
+    blank lines skipped); OSError when it cannot be read."""
+    with open(path, "rb") as fh:
+        for lineno, raw in enumerate(fh, 1):
+            text = raw.decode("utf-8", errors="replace").split("#", 1)[0].split()
+            if text:
+                yield lineno, text
+
+
 def read_int_pairs(path, what, noun):
     """The pairs of integers of a text file of two-integer lines ('#' comments, blank lines):
     (firsts, seconds, line numbers) as int64 arrays. ValueError "{path}:{line}: ..." on a line
     that is not two integers of the 64-bit range (`what` names the pair, `noun` one integer);
     OSError when the file cannot be read. Hierarchy and label-pair files."""
     firsts, seconds, lines = [], [], []
-    with open(path, "rb") as fh:
-        for lineno, raw in enumerate(fh, 1):
-            text = raw.decode("utf-8", errors="replace").split("#", 1)[0].split()
-            if not text:
-                continue
-            if len(text) != 2:
-                raise ValueError(f"{path}:{lineno}: expected '{what}' (two integer {noun}s), got {len(text)} tokens")
-            try:
-                a, b = parse_int64(text[0]), parse_int64(text[1])
-            except ValueError as e:
-                raise ValueError(f"{path}:{lineno}: {noun} {e}") from None
-            firsts.append(a)
-            seconds.append(b)
-            lines.append(lineno)
+    for lineno, text in _token_lines(path):
+        if len(text) != 2:
+            raise ValueError(f"{path}:{lineno}: expected '{what}' (two integer {noun}s), got {len(text)} tokens")
+        try:
+            a, b = parse_int64(text[0]), parse_int64(text[1])
+        except ValueError as e:
+            raise ValueError(f"{path}:{lineno}: {noun} {e}") from None
+        firsts.append(a)
+        seconds.append(b)
+        lines.append(lineno)
     return (np.array(firsts, dtype=np.int64), np.array(seconds, dtype=np.int64),
             np.array(lines, dtype=np.int64))
 
@@ -557,23 +563,19 @@ def read_instance_weights(path, n_rows):
     a finite number >= 0, "{path}: ..." when the count is not n_rows; OSError when unreadable."""
     weights = np.empty(n_rows, dtype=np.float64)
     k = 0
-    with open(path, "rb") as fh:
-        for lineno, raw in enumerate(fh, 1):
-            text = raw.decode("utf-8", errors="replace").split("#", 1)[0].split()
-            if not text:
-                continue
-            if len(text) != 1:
-                raise ValueError(f"{path}:{lineno}: expected one weight, got {len(text)} tokens")
-            try:
-                value = parse_finite_float(text[0])
-            except ValueError:
-                value = None
-            if value is None or value < 0:
-                raise ValueError(f"{path}:{lineno}: a weight must be a finite number >= 0, got {text[0][:40]!r}")
-            if k == n_rows:
-                raise ValueError(f"{path}:{lineno}: more weights than the {n_rows} examples of the data file")
-            weights[k] = value
-            k += 1
+    for lineno, text in _token_lines(path):
+        if len(text) != 1:
+            raise ValueError(f"{path}:{lineno}: expected one weight, got {len(text)} tokens")
+        try:
+            value = parse_finite_float(text[0])
+        except ValueError:
+            value = None
+        if value is None or value < 0:
+            raise ValueError(f"{path}:{lineno}: a weight must be a finite number >= 0, got {text[0][:40]!r}")
+        if k == n_rows:
+            raise ValueError(f"{path}:{lineno}: more weights than the {n_rows} examples of the data file")
+        weights[k] = value
+        k += 1
     if k != n_rows:
         raise ValueError(f"{path}: {k} weights for the {n_rows} examples of the data file (one per line)")
     return weights
