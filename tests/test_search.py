@@ -472,3 +472,16 @@ def test_capability_checks_agree_with_calling_the_oracles():
             except NotImplementedError:
                 answers = False
             assert supports() == answers, (name, supports.__name__)
+
+
+def test_hull_integral_on_chains_stays_within_the_k_best_oracle():
+    # long ban lists on NER chains: the search stops banning where the k-best oracle's k ends (its
+    # best integral label so far) instead of failing the fit
+    from ssvmlinear import ChainSSVM
+    from ssvmlinear.datasets import make_entity_sentences, word_features
+    from ssvmlinear.solvers import Pegasos
+    words, tags = make_entity_sentences(300, random_state=0)
+    X = [[word_features(s, i) for i in range(len(s))] for s in words]
+    est = ChainSSVM(C=1.0, loss="probloss", solver=Pegasos(search="hull-integral"), max_iter=5, tol=1e-12,
+                    random_state=0).fit(X, tags)
+    assert np.isfinite(est.objective_) and est.n_iter_ == 5

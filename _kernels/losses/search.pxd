@@ -39,6 +39,7 @@ cdef class LabelOracle:
     cdef int query_constrained(self, int slot, double lam, double alpha, double beta) noexcept nogil
     cdef int query_exact(self, int slot, const Surrogate *s) noexcept nogil
     cdef int query_excluding(self, int slot, double lam, const int *banned, int n_banned) noexcept nogil
+    cdef int max_banned(self) noexcept nogil
     cdef bint same(self, int a, int b) noexcept nogil
     cdef double angular_origin(self, const Surrogate *s, double c) noexcept nogil
 

@@ -155,6 +155,10 @@ cdef class LabelOracle:
     cdef int query_excluding(self, int slot, double lam, const int *banned, int n_banned) noexcept nogil:
         return -2
 
+    cdef int max_banned(self) noexcept nogil:
+        """The most banned labels query_excluding answers around (the hull-integral search's ban list)."""
+        return 128
+
     cdef bint same(self, int a, int b) noexcept nogil:
         return a == b
 
@@ -347,6 +351,9 @@ cdef class StructureOracle(LabelOracle):
         self.slot_h[slot] = self.scale * self.li_m[best]
         self.slot_g[slot] = self.st.level_loss(self.i, best)
         return 1
+
+    cdef int max_banned(self) noexcept nogil:
+        return self.kmax - 1            # the k-best oracle's k is the bans + 1
 
     cdef int query_excluding(self, int slot, double lam, const int *banned, int n_banned) noexcept nogil:
         cdef int k = n_banned + 1, got, r, b, hit
@@ -955,7 +962,9 @@ cdef SearchResult _search_hull_integral(LabelOracle o, const Surrogate *s, int *
             if v > best_v:
                 best_v = v
                 _result_point(&best, o, s, j)
-        if r.slot2 == -2 or r.value <= best_v or n_banned + 2 > 128 or n_banned + 2 >= o.capacity or o.n_calls >= max_calls:
+        # (the ban list's bounds: its array, the label slots and what the oracle can ban)
+        if (r.slot2 == -2 or r.value <= best_v or n_banned + 2 > min_i(128, o.max_banned())
+                or n_banned + 2 >= o.capacity or o.n_calls >= max_calls):
             break
         for j in range(2):
             k = r.slot1 if j == 0 else r.slot2
