@@ -1462,8 +1462,8 @@ NOT_YET = [  # (id, what, why) of the published results no experiment reproduces
     ("gdmm-soft-bcfw", "Yen et al. Figures 2-3: Soft-BCFW (Meshi et al. 2015's soft-constraint objective)",
      "Soft-BCFW is not implemented"),
     ("gdmm-fig3-k3000", "Yen et al. Figure 3 at ChineseOCR's size (K = 3,039)",
-     "not run: at K = 1,000 GDMM-subFMO still ends 18 % above BCFW (gdmm-fig2-3), so a larger K would not test the "
-     "claim until GDMM converges there"),
+     "not run yet: gdmm-fig2-3 runs K = 1,000 tags; at ChineseOCR's 3,039 a run of the four solvers takes about "
+     "three times as long (benchmarks/gdmm.py --curve-K 3000 runs it)"),
     ("thesis-fig4-1", "Choi thesis Figure 4-1: the labels of a Yeast example in the (loss, margin) plane",
      "an illustration of the searches' geometry with no claim to test; not drawn"),
     ("thesis-fig4-11-15", "Choi thesis Figures 4-11 to 4-15: Figures 4-7/4-8's runs by queries and iterations, and "
