@@ -309,7 +309,7 @@ def _train(argv):
         raise UsageError("-C runs on this machine (threads, -n); not with --scheduler")
     quiet = opts.get("q", False)
     try:
-        if "v" not in opts:
+        if "v" not in opts and "C" not in opts:       # (cross-validation writes no model)
             check_output_path(model_file)
         if structure == "auto" and "H" in opts:
             structure = "hierarchy"
