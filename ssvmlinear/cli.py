@@ -306,7 +306,7 @@ def _train(argv):
         raise UsageError(f"-C applies to -s {', '.join(_warm_types())} (the solvers that warm-start along the path "
                          "of C)")
     if "C" in opts and "-scheduler" in opts:
-        raise UsageError("-C runs on this machine (threads, -n); not with --scheduler")
+        raise UsageError("-C runs its folds in local threads (-n), not on a cluster: not with --scheduler")
     quiet = opts.get("q", False)
     try:
         if "v" not in opts and "C" not in opts:       # (cross-validation writes no model)
