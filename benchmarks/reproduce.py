@@ -107,6 +107,46 @@ def machine():
     return f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}"
 
 
+class LoadSampler:
+    """The machine's 1-minute load average sampled every `every` seconds while an experiment runs
+    (a context manager): how busy the cores were, so that a run sharing them with other jobs says so."""
+
+    def __init__(self, every=30.0):
+        import threading
+        self.every, self.samples = every, []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self):
+        while True:
+            self.samples.append(os.getloadavg()[0])
+            if self._stop.wait(self.every):
+                return
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join()
+
+    def summary(self):
+        return dict(mean=round(float(np.mean(self.samples)), 2), max=round(max(self.samples), 2),
+                    cores=os.cpu_count(), samples=len(self.samples))
+
+
+def load_phrase(load):
+    """The report's words for a record's load (LoadSampler.summary(); None: not recorded). One
+    experiment keeps about one core busy: a mean load above 1.5 means other jobs shared the cores."""
+    if not load:
+        return "machine load not recorded"
+    shared = load["mean"] > 1.5
+    return (f"mean load {load['mean']:g} (max {load['max']:g}) on {load['cores']} cores"
+            + (": other jobs shared the cores, so its seconds are slower than an idle machine's" if shared else
+               ": the cores were otherwise idle"))
+
+
 # --------------------------------------------------------------------------------------------
 # Balamurugan et al.: Tables III-IV (LSE-SDCD time and accuracy on the ten OCR partitions), Table V
 # (LSE-SDCD against SDM) and Fig. 2
@@ -1560,8 +1600,8 @@ def write_report(out):
         lines.append(f"| {eid} | {rec['claim']} | {data_kinds(rec['records'])} | {rec['verdict']} | "
                      f"{headline(rec['verdict'], rec['why'])} |")
         sec = [f"## {what}", "",
-               f"Ran on {data_kinds(rec['records'])}; {rec['machine']}, {rec.get('date', 'date not recorded')}; "
-               f"`{rec['command']}`, {rec['seconds']:.0f} s. The paper: {rec['claim']} "
+               f"Ran on {data_kinds(rec['records'])}; {rec['machine']}, {rec.get('date', 'date not recorded')}, "
+               f"{load_phrase(rec.get('load'))}; `{rec['command']}`, {rec['seconds']:.0f} s. The paper: {rec['claim']} "
                f"Ours: **{rec['verdict']}** — {headline(rec['verdict'], rec['why'])}.", "",
                "Checks: " + rec["why"], ""]
         tables = {}
@@ -1615,11 +1655,13 @@ def main():
         what, run = EXPERIMENTS[eid]
         print(f"{eid}: {what} ...", flush=True)
         t = time.perf_counter()
-        res = run(mode, out)
+        with LoadSampler() as load:
+            res = run(mode, out)
         seconds = time.perf_counter() - t
         command = f"python benchmarks/reproduce.py --{mode} --only {eid}"
         payload = judged(dict(experiment=eid, what=what, mode=mode, command=command, seconds=seconds,
-                              machine=machine(), date=time.strftime("%Y-%m-%d"), notes=res.notes,
+                              machine=machine(), date=time.strftime("%Y-%m-%d"), load=load.summary(),
+                              notes=res.notes,
                               figures=res.figures, records=[asdict(r) for r in res.records]))
         (out / "records" / f"{eid}.json").write_text(json.dumps(payload, indent=1, default=float))
         print(f"  {payload['verdict']}: {payload['why']} ({seconds:.0f} s)", flush=True)

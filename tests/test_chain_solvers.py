@@ -143,9 +143,10 @@ def test_accelerated_sdm_at_large_C_reaches_the_op1_optimum(seed):
     assert plain.dual == pytest.approx(ref_dual, rel=1e-6)
 
 
-def test_sdm_warm_start_keeps_w_when_C_grows_and_scales_it_when_C_shrinks():
-    """A larger C puts the extra mass on alpha_i(y_i) (dphi = 0: w stays the previous optimum); a
-    smaller C scales the alphas (w scales); sum_y alpha_i(y) = C_i either way."""
+def test_sdm_warm_start_scales_w_by_the_dual_line_search_when_C_grows_and_by_C_when_it_shrinks():
+    """A larger C scales the alphas by the best s in [1, min C_new / C_old] for the new dual and
+    puts the rest of the mass on alpha_i(y_i) (dphi = 0): w = s w_old; a smaller C scales the
+    alphas (w scales); sum_y alpha_i(y) = C_i either way."""
     from ssvmlinear._kernels.sdm import SDMSolver
     st, D, y, lengths, _ = random_chain_problem(3, n_seq=6, max_T=4, K=3)
     n = len(lengths)
@@ -154,7 +155,10 @@ def test_sdm_warm_start_keeps_w_when_C_grows_and_scales_it_when_C_shrinks():
     up = np.linspace(2.0, 5.0, n)
     s = SDMSolver(st, up, 0)
     s.set_state(state, up)
-    np.testing.assert_allclose(s.coef, res.w, rtol=0, atol=1e-12)
+    L, ww = float(state["alpha"] @ state["loss"]), float(res.w @ res.w)
+    best = min(max(L / ww, 1.0), 2.0)                   # the cap: the smallest ratio, 2.0 / 1.0
+    np.testing.assert_allclose(s.coef, best * res.w, rtol=0, atol=1e-12)
+    assert s.dual() == pytest.approx(best * L - 0.5 * best ** 2 * ww, rel=1e-12)
     sizes = s.working_set_sizes()
     sums = np.add.reduceat(s.get_state()["alpha"], np.r_[0, np.cumsum(sizes)[:-1]])
     np.testing.assert_allclose(sums, up, rtol=1e-12)

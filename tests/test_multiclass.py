@@ -177,10 +177,16 @@ def test_kernel_dual_state_roundtrip_and_C_rescaling():
     s2.set_state(state)
     np.testing.assert_allclose(s2.coef, s.coef, atol=1e-12)
     assert s2.dual() == pytest.approx(s.dual(), rel=1e-12)
+    # doubling C: alpha scaled by the s in [1, 2] that maximises the new dual along the ray (the
+    # dual there is s L - s^2 |w|^2 / 2), the rest of the mass on the true labels (loss 0, dphi 0)
+    L, ww = s.dual() + 0.5 * float(s.coef @ s.coef), float(s.coef @ s.coef)
+    best = min(max(L / ww, 1.0), 2.0)
     s3 = SDMSolver(st, np.full(60, 1.0), 7)
-    s3.set_state(state, np.full(60, 1.0))  # doubling C: the extra mass on the true labels, w kept
-    np.testing.assert_allclose(s3.coef, s.coef, atol=1e-12)
-    assert s3.dual() == pytest.approx(s.dual(), rel=1e-12)   # (the true labels' loss is 0)
+    s3.set_state(state, np.full(60, 1.0))
+    np.testing.assert_allclose(s3.coef, best * s.coef, atol=1e-12)
+    assert s3.dual() == pytest.approx(best * L - 0.5 * best ** 2 * ww, rel=1e-12)
+    for other in (1.0, 2.0, 0.5 * (1.0 + best), 0.5 * (best + 2.0)):     # no other s does better
+        assert s3.dual() >= other * L - 0.5 * other ** 2 * ww - 1e-12
     s4 = SDMSolver(st, np.full(60, 0.25), 7)
     s4.set_state(state, np.full(60, 0.25))  # halving C halves alpha, hence w
     np.testing.assert_allclose(s4.coef, 0.5 * s.coef, atol=1e-12)

@@ -15,6 +15,7 @@ def test_quick_experiment_writes_records_and_report(tmp_path):
                     "--out", str(tmp_path)], check=True, capture_output=True, timeout=600)
     rec = json.loads((tmp_path / "records" / "choi2016-table1.json").read_text())
     assert rec["verdict"] in ("holds", "differs", "inconclusive") and rec["why"] and rec["seconds"] > 0
+    assert rec["load"]["samples"] >= 1 and rec["load"]["cores"] >= 1 and rec["machine"] and rec["date"]
     cells = {(r["row"], r["column"]): r for r in rec["records"]}
     for structure in ("pairwise MRF", "independent labels"):
         for search in ("angular", "bisecting", "sarawagi"):
@@ -35,6 +36,14 @@ def test_quick_experiment_writes_records_and_report(tmp_path):
     assert "| choi2016-table1 |" in report and "| 22.4 % |" in report
     assert "| balamurugan-tab3-5 |" in report and "not run" in report
     assert "not available" in report             # the published results no experiment covers yet
+    assert "mean load" in report                 # how busy the cores were
+
+
+def test_load_phrase_says_when_other_jobs_shared_the_cores():
+    reproduce, _ = _verdicts()
+    assert "not recorded" in reproduce.load_phrase(None)
+    assert "other jobs shared the cores" in reproduce.load_phrase(dict(mean=2.1, max=2.4, cores=2, samples=9))
+    assert "otherwise idle" in reproduce.load_phrase(dict(mean=1.0, max=1.2, cores=2, samples=9))
 
 
 def test_benchmarks_read_data_inside_the_repository():

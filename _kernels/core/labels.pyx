@@ -4,6 +4,7 @@ import numpy as np
 
 from libc.stdlib cimport malloc, calloc, realloc, free
 from libc.string cimport memcpy, memmove
+from libc.stdint cimport int64_t
 from cpython.pythread cimport (PyThread_allocate_lock, PyThread_free_lock, PyThread_acquire_lock,
                                PyThread_release_lock, WAIT_LOCK)
 
@@ -356,22 +357,37 @@ cdef class LabelStore:
     def get_state(self):
         """The lists as plain arrays (warm starts, pickling): sizes (n), labels (concatenated) and
         one array per column."""
-        cdef Py_ssize_t i, L
+        cdef Py_ssize_t i, L, k, pos = 0, lpos = 0
         cdef int c
-        labels = []
-        cols = [[] for _ in range(self.n_cols)]
+        sizes = self.sizes()
+        cdef const int64_t[::1] sz = sizes
+        cdef Py_ssize_t total = 0, total_labels = 0
         for i in range(self.n):
-            L = self.st.label_len(i)
-            if self.size[i] == 0:
-                continue
-            labels.append(np.array(<int[:self.size[i] * L]> self.labels(i)))
-            for c in range(self.n_cols):
-                cols[c].append(np.array(<double[:self.size[i]]> self.col(i, c)))
-        cat = lambda a, dt: np.concatenate(a).astype(dt) if a else np.zeros(0, dt)
-        state = dict(sizes=self.sizes(), labels=cat(labels, np.int32),
-                     ring=self._rings())
+            total += sz[i]
+            total_labels += sz[i] * self.st.label_len(i)
+        labels_arr = np.empty(total_labels, dtype=np.int32)
+        cols_arr = np.empty((self.n_cols, total), dtype=np.float64)
+        cdef int[::1] lab = labels_arr
+        cdef double[:, ::1] cols = cols_arr
+        cdef const int *y
+        cdef const double *col
+        with nogil:     # one copy per column and label block, no per-example arrays
+            for i in range(self.n):
+                if sz[i] == 0:
+                    continue
+                L = self.st.label_len(i)
+                y = self.labels(i)
+                for k in range(sz[i] * L):
+                    lab[lpos + k] = y[k]
+                for c in range(self.n_cols):
+                    col = self.col(i, c)
+                    for k in range(sz[i]):
+                        cols[c, pos + k] = col[k]
+                lpos += sz[i] * L
+                pos += sz[i]
+        state = dict(sizes=sizes, labels=labels_arr, ring=self._rings())
         for c in range(self.n_cols):
-            state[self.col_names[c]] = cat(cols[c], np.float64)
+            state[self.col_names[c]] = cols_arr[c].copy()
         return state
 
     def load(self, state):
@@ -381,24 +397,34 @@ cdef class LabelStore:
         cdef int[::1] lab = labels
         cdef Py_ssize_t i, L, pos = 0
         cdef int k, j, c
-        cols = [np.ascontiguousarray(state[name], dtype=np.float64) if name in state else None
-                for name in self.col_names]
-        ring = np.ascontiguousarray(state.get("ring", np.zeros(self.n)), dtype=np.int64)
+        # the columns the state has, one row each (others stay 0)
+        have = np.array([name in state for name in self.col_names], dtype=np.int8)
+        cols_arr = np.zeros((self.n_cols, int(sizes.sum())), dtype=np.float64)
+        for c, name in enumerate(self.col_names):
+            if name in state:
+                if np.shape(state[name]) != (cols_arr.shape[1],):
+                    raise ValueError(f"state: {name} has {np.size(state[name])} values, {cols_arr.shape[1]} expected")
+                cols_arr[c] = state[name]
+        cdef const double[:, ::1] cols = cols_arr
+        cdef const signed char[::1] has = have
+        cdef const int64_t[::1] sz = sizes, off = offsets
+        ring_arr = np.ascontiguousarray(state.get("ring", np.zeros(self.n)), dtype=np.int64)
+        cdef const int64_t[::1] ring = ring_arr
         for i in range(self.n):
             L = self.st.label_len(i)
             self.size[i] = 0
             if self.max_size > 0:
                 self.ring[i] = 0
-            for k in range(<int> sizes[i]):
-                j = self.append(i, &lab[offsets[i] + k * L])
+            for k in range(<int> sz[i]):
+                j = self.append(i, &lab[off[i] + k * L])
                 if j < 0:
                     raise MemoryError()
                 for c in range(self.n_cols):
-                    if cols[c] is not None:
-                        self.col(i, c)[j] = cols[c][pos + k]
+                    if has[c]:
+                        self.col(i, c)[j] = cols[c, pos + k]
             if self.max_size > 0:
                 self.ring[i] = <int> ring[i]
-            pos += sizes[i]
+            pos += sz[i]
 
     def state_offsets(self, state, what="state"):
         """Validate `state` (get_state()'s layout) for this structure; returns (sizes, labels, the
@@ -424,25 +450,31 @@ cdef class WorkingSets(LabelStore):
         LabelStore.__init__(self, structure, ("alpha", "loss", "aux") if with_aux else ("alpha", "loss"), 0,
                             not structure.cheap_gram)
 
-    def add_to_w(self, double[::1] w):
-        """w += sum_i sum_k alpha_i(k) dphi_i(y_k)."""
+    def add_to_w(self, double[::1] w, const signed char[::1] only=None):
+        """w += sum_i sum_k alpha_i(k) dphi_i(y_k) (only: the examples whose flag is nonzero)."""
         cdef Py_ssize_t i
         cdef int k
+        cdef bint every = only is None
         with nogil:
             for i in range(self.n):
+                if not every and not only[i]:
+                    continue
                 for k in range(self.size[i]):
                     if self.alpha(i)[k] != 0.0:
                         self.st.update(&w[0], i, self.alpha(i)[k], self.label(i, k))
 
-    def linear_term(self):
-        """sum_i sum_k alpha_i(k) Delta_i(y_k)."""
+    def linear_term(self, const signed char[::1] only=None):
+        """sum_i sum_k alpha_i(k) Delta_i(y_k) (only: the examples whose flag is nonzero)."""
         cdef Py_ssize_t i
         cdef int k
         cdef double s = 0.0
         cdef const double *alpha
         cdef const double *loss
+        cdef bint every = only is None
         with nogil:     # (after every pass of the dual solvers: their gain rule)
             for i in range(self.n):
+                if not every and not only[i]:
+                    continue
                 alpha = self.alpha(i)
                 loss = self.loss(i)
                 for k in range(self.size[i]):

@@ -778,14 +778,35 @@ cdef class SDMSolver(DualSolver):
         return np.where(np.asarray(self.Cs) >= old, 1.0, DualSolver.warm_scale(self, old))
 
     def set_state(self, state, Cs=None):
-        """Restore a dual state for new C_i (SDM needs sum_y alpha_i(y) = C_i): where C_i grew,
-        the alphas are kept (warm_scale) and the extra mass goes to alpha_i(y_i) (dphi_i(y_i) = 0,
-        so w stays the previous optimum: scaling by C_new / C_old would multiply w, far past the
-        new optimum at large C); where it shrank, the alphas are scaled by C_new / C_old."""
+        """Restore a dual state for new C_i (SDM needs sum_y alpha_i(y) = C_i). Where C_i shrank,
+        the alphas are scaled by C_new / C_old. Where it grew, they are scaled by the s in
+        [1, min C_new / C_old] that maximises the new dual along that ray (a closed form: the dual
+        is s L - 1/2 |s w_g + w_r|^2 there), and the rest of C_i goes to alpha_i(y_i)
+        (dphi_i(y_i) = 0: w moves by (s - 1) w_g alone). At small C, where every example is at
+        its bound, s is the C ratio (w grows with C); at large C it stays near 1 (w barely
+        moves): a fixed rule would overshoot one or lag the other (benchmarks/c_search.py)."""
         cdef Py_ssize_t i
-        cdef int j
-        old = np.asarray(state["Cs"], dtype=np.float64)
+        cdef int j, k
+        old_arr = np.ascontiguousarray(state["Cs"], dtype=np.float64)
+        cdef const double[::1] old = old_arr
         DualSolver.set_state(self, state, Cs)
+        grown_arr = ((np.asarray(self.Cs) > old_arr) & (old_arr > 0)).astype(np.int8)
+        cdef signed char[::1] grown = grown_arr
+        cdef double scale = 1.0
+        if grown_arr.any():
+            cap = float(np.min(np.asarray(self.Cs)[grown_arr > 0] / old_arr[grown_arr > 0]))
+            w_grown = np.zeros(self.w.shape[0])
+            self.ws.add_to_w(w_grown, grown)
+            ww = float(np.dot(w_grown, w_grown))
+            if ww > 0:
+                rest = float(np.dot(w_grown, self.w)) - ww       # w_g . w_r
+                scale = min(max((self.ws.linear_term(grown) - rest) / ww, 1.0), cap)
+            if scale != 1.0:
+                for i in range(self.n):
+                    if grown[i]:
+                        for k in range(self.ws.size[i]):
+                            self.ws.alpha(i)[k] *= scale
+                np.add(self.w, (scale - 1.0) * w_grown, out=np.asarray(self.w))
         for i in range(self.n):
             if self.Cs[i] > 0 and self.Cs[i] > old[i]:     # (w unchanged: dphi_i(y_i) = 0)
                 j = self.ws.find(i, self.st.true_label(i))
@@ -793,4 +814,4 @@ cdef class SDMSolver(DualSolver):
                     j = self.ws.add(i, self.st.true_label(i), 0.0)
                     if j < 0:
                         raise MemoryError()
-                self.ws.alpha(i)[j] += self.Cs[i] - max(old[i], 0.0)
+                self.ws.alpha(i)[j] += self.Cs[i] - (scale if grown[i] else 1.0) * max(old[i], 0.0)
