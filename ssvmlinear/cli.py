@@ -57,8 +57,8 @@ COMMAND_OPTIONS = (
           cli="find C by cross validation (-v n folds, default 5) along a warm-started path: C from -c (default: "
               "LIBLINEAR's start, 1 / (examples x max |x_i|^2) rounded down to a power of 2) doubling up to 1024, "
               "each fold starting from its solution at the previous C, stopping early after 3 values of C without "
-              "a better accuracy; prints each C's accuracy and the best C; writes no model (-s {warm}: the solvers "
-              "that warm-start; not multilabel)"),
+              "a better accuracy (multilabel: example-based); prints each C's accuracy and the best C; writes no "
+              "model (-s {warm}: the solvers that warm-start)"),
     Param("class_weight", "real", 1.0, "", low=0, flag="w", metavar="weight",
           cli="weights adjust the parameter C of class i (multiclass; hierarchy: its leaf i), e.g. -w2 5 -w7 0.5; "
               "the other classes weigh 1"),
@@ -413,12 +413,12 @@ def _search_C(est, X, y, lengths, sample_weight, opts, label_sets):
     start, doubling up to MAX_C; PATIENCE values of C without a better score end it early); prints
     each C's score and the best C. Writes no model."""
     from .model_selection import PATIENCE, c_grid, c_path, default_start_C, kfold_indices
-    if label_sets:
-        raise ValueError("-C: choosing C for multi-label data is not available yet (use -v at each C)")
     n_examples = X.shape[0] if lengths is None else len(lengths)
     folds = kfold_indices(n_examples, opts.get("v", 5), opts.get("r", 1))
     start = opts["c"] if "c" in opts else default_start_C(X, lengths)
-    what = "Accuracy" if lengths is None else "Accuracy (tokens)"
+    # the estimator's score: accuracy; per token for chains; example-based for label sets (the
+    # multi-label papers' Acc, |y & y'| / |y | y'|, which ssvm-predict prints too)
+    what = "Accuracy (example-based)" if label_sets else "Accuracy" if lengths is None else "Accuracy (tokens)"
     Cs, scores = c_path(est.set_params(verbose=0), X, y, c_grid(start), folds, lengths, sample_weight,
                         n_jobs=opts.get("n", 1), patience=PATIENCE,
                         on_score=lambda C, s: _say(f"C = {C:g}  Cross Validation {what} = {100 * s:g}%"))

@@ -77,6 +77,38 @@ def test_cli_search_prints_each_C_and_the_best(multiclass_file, capsys):
     assert best and max(float(r.group(2)) for r in rows) == float(best.group(2))
 
 
+def test_multilabel_path_scores_are_grid_search_scores():
+    from sklearn.model_selection import GridSearchCV, KFold
+    from ssvmlinear import MultiLabelSSVM
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(90, 6))
+    Y = (X[:, :3] + 0.5 * rng.normal(size=(90, 3)) > 0).astype(int)
+    Cs = [0.03, 0.3, 3.0]
+    splits = list(KFold(3, shuffle=True, random_state=0).split(X))
+    est = MultiLabelSSVM(tol=1e-7, max_iter=100000)
+    path = CPathCV(est, Cs=Cs, cv=splits).fit(X, Y)
+    grid = GridSearchCV(est, {"C": Cs}, cv=splits).fit(X, Y)
+    np.testing.assert_allclose(path.cv_results_["mean_test_score"], grid.cv_results_["mean_test_score"], atol=1e-12)
+    assert path.best_C_ == grid.best_params_["C"]
+
+
+def test_cli_search_on_label_sets_prints_example_based_accuracy(tmp_path, capsys):
+    rng = np.random.default_rng(5)
+    lines = []
+    for _ in range(60):
+        x = rng.normal(size=4)
+        labels = [str(k) for k in range(3) if x[k] + 0.3 * rng.normal() > 0] or ["0"]
+        lines.append(",".join(labels) + " " + " ".join(f"{j + 1}:{v:.4f}" for j, v in enumerate(x)))
+    path = tmp_path / "ml.svm"
+    path.write_text("\n".join(lines) + "\n")
+    assert train_main(["-C", "-v", "3", "-c", "0.25", str(path)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    rows = [re.fullmatch(r"C = (\S+)  Cross Validation Accuracy \(example-based\) = (\S+)%", line) for line in out[:-1]]
+    assert all(rows) and len(rows) >= 2 and float(rows[0].group(1)) == 0.25
+    best = re.fullmatch(r"Best C = (\S+)  Cross Validation Accuracy \(example-based\) = (\S+)%", out[-1])
+    assert best and max(float(r.group(2)) for r in rows) == float(best.group(2))
+
+
 def test_cli_search_refuses_solvers_without_warm_start_before_reading(capsys):
     cold = [n for n, (s, _) in SOLVER_TYPES.items() if not SOLVERS[s].solver_class().warm_starts]
     assert cold
