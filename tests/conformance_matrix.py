@@ -36,7 +36,7 @@ import scipy.sparse as sp
 from scipy.optimize import linprog, minimize, minimize_scalar
 from scipy.stats import norm
 
-STRUCTURES = ("multiclass", "chain", "multilabel", "multilabel-tree", "multilabel-full", "hierarchy-nhsvm",
+STRUCTURES = ("multiclass", "chain", "chain-weighted", "multilabel", "multilabel-tree", "multilabel-full", "hierarchy-nhsvm",
               "hierarchy-hsvm", "hierarchy-flat", "hierarchy-shared")
 LOSSES = ("margin", "slack", "beta:0.5", "generalized:0,0.5", "probloss", "probloss-convex", "logloss", "microf1",
           "lse")
@@ -81,11 +81,12 @@ def problem(structure):
         y = np.argmax(X @ rng.standard_normal((3, 3)) + 0.7 * rng.standard_normal((10, 3)), axis=1)
         y[:3] = [0, 1, 2]
         return MulticlassSSVM, (X, y), {}
-    if structure == "chain":
+    if structure.startswith("chain"):      # chain-weighted: per-tag weights on the Hamming loss
         X, rng = _planted_X(9, 3, 1)
         y = rng.integers(0, 3, 9)
         y[:3] = [0, 1, 2]
-        return ChainSSVM, (X, y, [3, 2, 2, 2]), {"outside_tag": 0}
+        weights = {"class_weight": {0: 2.5, 2: 0.5}} if structure == "chain-weighted" else {}
+        return ChainSSVM, (X, y, [3, 2, 2, 2]), {"outside_tag": 0, **weights}
     if structure.startswith("multilabel"):
         X, rng = _planted_X(10, 3, 2)
         Y = (X @ rng.standard_normal((3, 3)) + 0.8 * rng.standard_normal((10, 3)) > 0).astype(int)
@@ -196,7 +197,7 @@ def labels_of(structure, st, i, n_classes):
     """Every integral label of example i, as the structure encodes it."""
     if structure == "multiclass" or structure.startswith("hierarchy"):
         return [np.array([k]) for k in range(n_classes)]
-    if structure == "chain":
+    if structure.startswith("chain"):
         T = st.py_true_label(i).shape[0]
         return [np.array(c) for c in itertools.product(range(n_classes), repeat=T)]
     ys = [np.array(c) for c in itertools.product(range(2), repeat=n_classes)]
@@ -212,7 +213,7 @@ def points(structure, st, i, n_classes):
     labs = labels_of(structure, st, i, n_classes)
     D = np.array([dphi(st, i, y) for y in labs])
     G = np.array([st.py_loss(i, np.ascontiguousarray(y, dtype=np.int32)) for y in labs])
-    if structure == "chain":      # the sets: (position, tag) of the tags other than the outside tag 0
+    if structure.startswith("chain"):      # the sets: (position, tag) of the tags other than the outside tag 0
         H = np.array([float(np.sum((y != yi) * ((y != 0).astype(int) + (yi != 0)))) for y in labs])
         sizes = np.array([float(np.sum(y != 0) + np.sum(yi != 0)) for y in labs])
     elif structure.startswith("multilabel"):

@@ -180,7 +180,7 @@ def test_class_weights_of_unknown_classes_and_other_structures_are_refused(multi
     assert train_main(["-q", "-w4", "2", str(path), str(tmp_path / "m")]) == 1
     assert "-w4: class 4 does not occur in" in capsys.readouterr().err
     assert train_main(["-q", "-w1", "2", str(DATA / "scene_train.svm.gz"), str(tmp_path / "m")]) == 1
-    assert "class weights apply to multiclass and hierarchy data" in capsys.readouterr().err
+    assert "class weights apply to multiclass, chain and hierarchy data" in capsys.readouterr().err
 
 
 # ------------------------------------------------------------------ every option, before the data

@@ -21,9 +21,15 @@ cdef class ChainStructure(Structure):
     # the tag outside every entity (the Micro-F1 surrogate's sets are the (token, tag) pairs of
     # the other tags); -1: none, no Micro-F1 oracles
     cdef readonly int outside_tag
+    # per-tag loss weights (class_weight): a mistake on a token whose true tag is k costs
+    # tag_weights[k]; tok_w holds each token's (empty when unweighted: every mistake costs 1)
+    cdef readonly bint tag_weighted
+    cdef readonly object tag_weights
+    cdef const double[::1] tok_w
 
     cdef double _unary_scores(self, const double *w, Py_ssize_t i, double lam, double *U) noexcept nogil
     cdef double _loss_weight(self, Py_ssize_t i) noexcept nogil
+    cdef double _token_loss(self, Py_ssize_t s) noexcept nogil
     cdef FactorTree _path(self, const double *w, Py_ssize_t i) noexcept nogil
     cdef void _beliefs(self, const double *w, Py_ssize_t i, const FactorTree *t, const double *U,
                        double a, double *B) noexcept nogil

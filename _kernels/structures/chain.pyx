@@ -29,7 +29,7 @@ cdef class ChainStructure(Structure):
     """Examples are sequences: rows starts[i]..starts[i+1]-1 of X; tags 0..K-1 (int32)."""
 
     def __init__(self, CSRDataset X, y, lengths, Py_ssize_t n_tags, bint use_start_end=False,
-                 bint normalize_loss=False, int outside_tag=-1):
+                 bint normalize_loss=False, int outside_tag=-1, tag_weights=None):
         y = np.ascontiguousarray(y, dtype=np.int32)
         lengths = np.asarray(lengths, dtype=np.int64)
         if y.shape[0] != X.n_rows:
@@ -58,11 +58,22 @@ cdef class ChainStructure(Structure):
             raise ValueError(f"outside tag {outside_tag} is not a tag index in [0, {n_tags})")
         self.outside_tag = outside_tag
         self.offers_microf1 = outside_tag >= 0
+        self.tag_weighted = tag_weights is not None
+        self.tag_weights = None
+        self.tok_w = np.zeros(0)
+        if self.tag_weighted:
+            tw = np.ascontiguousarray(tag_weights, dtype=np.float64)
+            if tw.shape != (n_tags,) or not np.all(np.isfinite(tw)) or tw.min(initial=0.0) < 0:
+                raise ValueError(f"tag_weights: {n_tags} finite weights >= 0 expected (one per tag)")
+            if outside_tag >= 0:
+                raise ValueError("tag_weights: the Micro-F1 surrogate's loss has no per-tag weights")
+            self.tag_weights = tw
+            self.tok_w = tw[y]
 
     def __reduce__(self):
         lengths = np.diff(np.asarray(self.starts))
         return (ChainStructure, (self.X, np.asarray(self.y), lengths, self.n_tags, self.use_start_end,
-                                 self.normalize_loss, self.outside_tag))
+                                 self.normalize_loss, self.outside_tag, self.tag_weights))
 
     def subset(self, Py_ssize_t lo, Py_ssize_t hi, order=None):
         """The structure of sequences lo..hi-1 or order[lo:hi] (Structure.subset)."""
@@ -76,7 +87,8 @@ cdef class ChainStructure(Structure):
             # the tokens of the chosen sequences, each sequence's in order
             tokens = np.arange(lengths.sum()) + np.repeat(starts[seqs] - (np.cumsum(lengths) - lengths), lengths)
             X, y = self.X.take(tokens), np.asarray(self.y)[tokens]
-        return ChainStructure(X, y, lengths, self.n_tags, self.use_start_end, self.normalize_loss, self.outside_tag)
+        return ChainStructure(X, y, lengths, self.n_tags, self.use_start_end, self.normalize_loss, self.outside_tag,
+                              self.tag_weights)
 
     cdef Py_ssize_t label_len(self, Py_ssize_t i) noexcept nogil:
         return <Py_ssize_t> (self.starts[i + 1] - self.starts[i])
@@ -87,6 +99,8 @@ cdef class ChainStructure(Structure):
         sharing the transition table, the start/end weights on a sequence's first/last token."""
         from ssvmlinear._kernels.factor import FactorGraph
         cdef Py_ssize_t i
+        if self.tag_weighted:
+            raise ValueError("per-tag loss weights (class_weight) are not available to factorwise solvers (GDMM)")
         lw = np.empty(self.n_examples)
         for i in range(self.n_examples):
             lw[i] = self._loss_weight(i)
@@ -99,6 +113,10 @@ cdef class ChainStructure(Structure):
 
     cdef double _loss_weight(self, Py_ssize_t i) noexcept nogil:
         return 1.0 / self.label_len(i) if self.normalize_loss else 1.0
+
+    cdef double _token_loss(self, Py_ssize_t s) noexcept nogil:
+        """What a mistake on token s costs before _loss_weight: its true tag's weight, or 1."""
+        return self.tok_w[s] if self.tag_weighted else 1.0
 
     cdef double score(self, const double *w, Py_ssize_t i, const int *y) noexcept nogil:
         cdef Py_ssize_t t, T = self.label_len(i), s0 = self.starts[i], K = self.n_tags
@@ -187,26 +205,27 @@ cdef class ChainStructure(Structure):
             out[k] = m
 
     cdef double loss(self, Py_ssize_t i, const int *y) noexcept nogil:
-        cdef Py_ssize_t t, T = self.label_len(i)
+        cdef Py_ssize_t t, T = self.label_len(i), s0 = self.starts[i]
         cdef const int *yi = self.true_label(i)
         cdef double d = 0.0
         for t in range(T):
             if y[t] != yi[t]:
-                d += 1.0
+                d += self._token_loss(s0 + t)
         return d * self._loss_weight(i)
 
     cdef double _unary_scores(self, const double *w, Py_ssize_t i, double lam, double *U) noexcept nogil:
         """U[t*K + k] = x_t . w_k + lam * loss of tag k at t; returns the truth's unary score."""
         cdef Py_ssize_t t, k, T = self.label_len(i), s0 = self.starts[i], K = self.n_tags
         cdef const int *yi = self.true_label(i)
-        cdef double a = lam * self._loss_weight(i), f = 0.0
+        cdef double a = lam * self._loss_weight(i), f = 0.0, at
         for t in range(T):
             row_gemv(self.X.row(s0 + t), w, K, U + t * K)
             f += U[t * K + yi[t]]
-            if a != 0.0:
+            at = a * self._token_loss(s0 + t)
+            if at != 0.0:
                 for k in range(K):
                     if k != yi[t]:
-                        U[t * K + k] += a
+                        U[t * K + k] += at
         return f
 
     cdef FactorTree _path(self, const double *w, Py_ssize_t i) noexcept nogil:
@@ -227,11 +246,21 @@ cdef class ChainStructure(Structure):
 
     cdef void _beliefs(self, const double *w, Py_ssize_t i, const FactorTree *t, const double *U,
                        double a, double *B) noexcept nogil:
-        """B = the unary scores U + a per mismatch with y_i (+ the start and end weights)."""
-        cdef Py_ssize_t k, T = t.n_vars, K = self.n_tags
+        """B = the unary scores U + a per mismatch with y_i, times the token's tag weight (+ the
+        start and end weights)."""
+        cdef Py_ssize_t k, s, T = t.n_vars, K = self.n_tags, s0 = self.starts[i]
+        cdef const int *yi = self.true_label(i)
+        cdef double at
         if B != U:
             memcpy(B, U, T * K * sizeof(double))
-        tree_add_hamming(t, B, self.true_label(i), a)
+        if not self.tag_weighted:
+            tree_add_hamming(t, B, yi, a)
+        elif a != 0.0:
+            for s in range(T):
+                at = a * self.tok_w[s0 + s]
+                for k in range(K):
+                    if k != yi[s]:
+                        B[s * K + k] += at
         if self.use_start_end:
             for k in range(K):
                 B[k] += w[self.start_off + k]
@@ -528,7 +557,8 @@ cdef class ChainStructure(Structure):
         return max(2 * T * K + tree_maxsum_workspace(T, K), T * T + T, T * K + 2 * T + 2 * (K + 1))
 
     cdef int n_loss_levels(self, Py_ssize_t i) noexcept nogil:
-        return <int> self.label_len(i) + 1
+        # per-tag weights make the loss a weighted count: no levels by mismatch count
+        return 0 if self.tag_weighted else <int> self.label_len(i) + 1
 
     cdef double level_loss(self, Py_ssize_t i, int level) noexcept nogil:
         return level * self._loss_weight(i)

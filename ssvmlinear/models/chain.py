@@ -9,6 +9,7 @@ from ..distributed import decode_all
 from .._kernels.dataset import CSRDataset
 from .._kernels.chain import ChainStructure
 from ..token_features import TokenFeatures, is_token_input, flat_tags, split_tags
+from ..utils import class_weight_vector
 
 
 def check_lengths(lengths, n_rows):
@@ -84,12 +85,16 @@ class ChainModel(Model):
         Param("outside_tag", "any", "O", "The tag outside every entity, for loss='microf1': the Micro-F1 "
               "surrogate scores the (token, tag) pairs of the other tags, as entity F1 counts them. A tag "
               "of y; unused by the other losses.", type_text="object"),
+        Param("class_weight", "options", None, "Weighs the Hamming loss per tag: a mistake on a token whose true "
+              "tag is k costs class_weight[k] ({tag: weight}; 'balanced': n_tokens / (K count of the tag); "
+              "unnamed tags 1). For loss='margin', with every solver but GDMM.", options=("balanced",),
+              none=True, also=("dict",), type_text="dict, 'balanced' or None"),
     )
 
 
     def __init__(self, C=1.0, solver=None, loss="margin", tol=None, max_iter=1000, fit_intercept=False,
                  intercept_scaling=1.0, start_end=False, normalize_loss=False, outside_tag="O",
-                 n_jobs=None, random_state=None, verbose=0, warm_start=False, callback=None):
+                 n_jobs=None, random_state=None, verbose=0, warm_start=False, callback=None, class_weight=None):
         self.C = C
         self.solver = solver
         self.loss = loss
@@ -105,6 +110,19 @@ class ChainModel(Model):
         self.verbose = verbose
         self.warm_start = warm_start
         self.callback = callback
+        self.class_weight = class_weight
+
+    def _check_class_weight(self):
+        """Per-tag loss weights need the Hamming loss of margin rescaling and a solver that calls
+        the oracle (GDMM decomposes the loss by token without them): refused before any work."""
+        if self.class_weight is None:
+            return
+        if self.loss != "margin":
+            raise ValueError(f"{type(self).__name__}: class_weight weighs the Hamming loss of margin rescaling; "
+                             f"loss={self.loss!r} has no per-tag weights (use loss='margin')")
+        if self._solver_name == "gdmm":
+            raise ValueError(f"{type(self).__name__}: class_weight is not available with solver='gdmm' (its "
+                             "factorwise steps decompose the unweighted Hamming loss); use another solver")
 
     def fit(self, X, y=None, lengths=None, sample_weight=None, *, sequence_ids=None):
         """lengths: tokens per sequence, or sequence_ids: one id per row; sample_weight: one weight
@@ -112,8 +130,11 @@ class ChainModel(Model):
         the ShardedData of ssvmlinear.distributed.load_svmlight_shards(..., kind="sequence")
         (tags and sequences included): training then runs where its shards live."""
         self._check_parameters()
+        self._check_class_weight()
         from ..distributed import ShardedData
         if isinstance(X, ShardedData):
+            if self.class_weight is not None:
+                raise ValueError(f"{type(self).__name__}: class_weight with sharded data is not supported")
             return self._fit_sharded(X, sample_weight)
         features = None
         if is_token_input(X):          # sentences of feature dicts: a vocabulary of their names
@@ -127,10 +148,13 @@ class ChainModel(Model):
         classes, y_idx = np.unique(y, return_inverse=True)
         Cs = self.C * sequence_weights(sample_weight, lengths, X.shape[0], self._checks)
         bias = float(self.intercept_scaling) if self.fit_intercept else -1.0
+        tag_weights = None if self.class_weight is None else class_weight_vector(self.class_weight, classes, y_idx)
         structure = ChainStructure(CSRDataset(X, bias), y_idx, lengths, classes.shape[0], bool(self.start_end),
-                                   bool(self.normalize_loss), self._outside_index(classes))
+                                   bool(self.normalize_loss), self._outside_index(classes), tag_weights)
+        # (the working sets keep each label's loss: a warm start needs the same loss weights)
         w = self._solve(structure, Cs, ("chain", self._solver_name, self.loss, getattr(self._solver(), 'exact_violators', False), X.shape, bias, tuple(classes.tolist()), self.start_end,
-                                        self.normalize_loss, tuple(lengths.tolist())))
+                                        self.normalize_loss, tuple(lengths.tolist()),
+                                        None if tag_weights is None else tuple(tag_weights.tolist())))
         self._set_weights(w, X.shape[1], classes, bias)
         self.token_features_ = features
         return self._finish_fit()
