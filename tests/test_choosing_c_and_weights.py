@@ -70,10 +70,15 @@ def test_grid_and_start():
 def test_cli_search_prints_each_C_and_the_best(multiclass_file, capsys):
     path, X, y = multiclass_file
     assert train_main(["-C", "-v", "3", "-c", "0.125", str(path)]) == 0
-    out = capsys.readouterr().out.splitlines()
-    rows = [re.fullmatch(r"C = (\S+)  Cross Validation Accuracy = (\S+)%", line) for line in out[:-1]]
-    assert all(rows) and len(rows) >= 2 and float(rows[0].group(1)) == 0.125
-    best = re.fullmatch(r"Best C = (\S+)  Cross Validation Accuracy = (\S+)%", out[-1])
+    check_search_output(capsys.readouterr().out, "Accuracy", 0.125)
+
+
+def check_search_output(out, what, start):
+    """-C's lines: one per C from `start` ('C = c  Cross Validation <what> = s%'), then the best."""
+    lines = out.splitlines()
+    rows = [re.fullmatch(rf"C = (\S+)  Cross Validation {re.escape(what)} = (\S+)%", line) for line in lines[:-1]]
+    assert all(rows) and len(rows) >= 2 and float(rows[0].group(1)) == start
+    best = re.fullmatch(rf"Best C = (\S+)  Cross Validation {re.escape(what)} = (\S+)%", lines[-1])
     assert best and max(float(r.group(2)) for r in rows) == float(best.group(2))
 
 
@@ -102,11 +107,7 @@ def test_cli_search_on_label_sets_prints_example_based_accuracy(tmp_path, capsys
     path = tmp_path / "ml.svm"
     path.write_text("\n".join(lines) + "\n")
     assert train_main(["-C", "-v", "3", "-c", "0.25", str(path)]) == 0
-    out = capsys.readouterr().out.splitlines()
-    rows = [re.fullmatch(r"C = (\S+)  Cross Validation Accuracy \(example-based\) = (\S+)%", line) for line in out[:-1]]
-    assert all(rows) and len(rows) >= 2 and float(rows[0].group(1)) == 0.25
-    best = re.fullmatch(r"Best C = (\S+)  Cross Validation Accuracy \(example-based\) = (\S+)%", out[-1])
-    assert best and max(float(r.group(2)) for r in rows) == float(best.group(2))
+    check_search_output(capsys.readouterr().out, "Accuracy (example-based)", 0.25)
 
 
 def test_cli_search_refuses_solvers_without_warm_start_before_reading(capsys):
