@@ -838,6 +838,7 @@ def yen_figures(out, eid, K, tokens, secs, ocr_secs, suffix, at=(0.01, 0.02, 0.0
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    import matplotlib.ticker
     import gdmm
     names = {"gdmm-exact": "GDMM", "gdmm-sub": "GDMM-subFMO", "bcfw": "BCFW", "ssg": "SSG"}
     of = "all" if K >= 3039 else f"{K} tags of its"
@@ -911,6 +912,7 @@ def yen_figures(out, eid, K, tokens, secs, ocr_secs, suffix, at=(0.01, 0.02, 0.0
         axes[1, col].set_ylabel("test error")
         for ax in axes[:, col]:
             ax.set_xscale("log"), ax.set_xlabel("seconds"), ax.legend()
+            ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())   # (less than a decade: no clutter)
     save_figure(fig, out / f"gdmm_fig3{suffix}.png")
     res.figures = [(f"gdmm_fig2{suffix}.png", f"Fig. 2 analog at K = {K:,}: GDMM's objective by passes (the paper adds Soft-BCFW, not "
                     "implemented here) and GDMM vs GDMM-subFMO by time"),
