@@ -57,9 +57,10 @@ cdef inline double tree_pair(const FactorTree *t, Py_ssize_t v, Py_ssize_t a, Py
 cdef Py_ssize_t tree_n_states(const FactorTree *t) noexcept nogil
 # The labelling's score under unary (flat per-state) and the pairwise tables.
 cdef double tree_score(const FactorTree *t, const double *unary, const int *y) noexcept nogil
-# B[s] += a for every state s of variable v other than truth[v] (Hamming: lam times the loss
-# weight of a mismatch), for every variable.
-cdef void tree_add_hamming(const FactorTree *t, double *B, const int *truth, double a) noexcept nogil
+# B[s] += a * weight[v] for every state s of variable v other than truth[v] (Hamming: lam times
+# the loss weight of a mismatch; weight NULL: 1 for every variable), for every variable.
+cdef void tree_add_hamming(const FactorTree *t, double *B, const int *truth, double a,
+                           const double *weight) noexcept nogil
 
 # argmax_y of sum_v B_v(y_v) + pairwise, into y; returns its value. Ties: lowest states (a child's
 # lowest state for each parent state, a root's lowest state). work: tree_maxsum_workspace doubles.

@@ -44,15 +44,18 @@ cdef double tree_score(const FactorTree *t, const double *unary, const int *y) n
     return f
 
 
-cdef void tree_add_hamming(const FactorTree *t, double *B, const int *truth, double a) noexcept nogil:
+cdef void tree_add_hamming(const FactorTree *t, double *B, const int *truth, double a,
+                           const double *weight) noexcept nogil:
     cdef Py_ssize_t v, k, o
+    cdef double av
     if a == 0.0:
         return
     for v in range(t.n_vars):
         o = tree_off(t, v)
+        av = a if weight == NULL else a * weight[v]
         for k in range(tree_card(t, v)):
             if k != truth[v]:
-                B[o + k] += a
+                B[o + k] += av
 
 
 cdef inline void _message(const FactorTree *t, Py_ssize_t v, Py_ssize_t p, const double *Bv,
@@ -522,7 +525,7 @@ cdef class PyTree:
         cdef int[::1] tr
         if truth is not None:
             tr = np.ascontiguousarray(truth, dtype=np.int32)
-            tree_add_hamming(&self.t, &B[0], &tr[0], a)
+            tree_add_hamming(&self.t, &B[0], &tr[0], a, NULL)
         y = np.zeros(self.n_vars, dtype=np.int32)
         cdef int[::1] yv = y
         cdef double[::1] work = np.zeros(tree_maxsum_workspace(self.n_vars, self.max_card))

@@ -484,8 +484,12 @@ cdef class WorkingSets(LabelStore):
     def set_state(self, state, const double[::1] scale):
         """Replace the working sets by `state` (get_state()), alphas multiplied by scale[i]."""
         self.load(state)
+        self.scale(scale)
+
+    def scale(self, const double[::1] factor):
+        """Multiply example i's alphas by factor[i]."""
         cdef Py_ssize_t i
         cdef int k
         for i in range(self.n):
             for k in range(self.size[i]):
-                self.alpha(i)[k] *= scale[i]
+                self.alpha(i)[k] *= factor[i]

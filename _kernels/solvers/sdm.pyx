@@ -786,7 +786,7 @@ cdef class SDMSolver(DualSolver):
         its bound, s is the C ratio (w grows with C); at large C it stays near 1 (w barely
         moves): a fixed rule would overshoot one or lag the other (benchmarks/c_search.py)."""
         cdef Py_ssize_t i
-        cdef int j, k
+        cdef int j
         old_arr = np.ascontiguousarray(state["Cs"], dtype=np.float64)
         cdef const double[::1] old = old_arr
         DualSolver.set_state(self, state, Cs)
@@ -802,10 +802,7 @@ cdef class SDMSolver(DualSolver):
                 rest = float(np.dot(w_grown, self.w)) - ww       # w_g . w_r
                 scale = min(max((self.ws.linear_term(grown) - rest) / ww, 1.0), cap)
             if scale != 1.0:
-                for i in range(self.n):
-                    if grown[i]:
-                        for k in range(self.ws.size[i]):
-                            self.ws.alpha(i)[k] *= scale
+                self.ws.scale(np.where(grown_arr > 0, scale, 1.0))
                 np.add(self.w, (scale - 1.0) * w_grown, out=np.asarray(self.w))
         for i in range(self.n):
             if self.Cs[i] > 0 and self.Cs[i] > old[i]:     # (w unchanged: dphi_i(y_i) = 0)

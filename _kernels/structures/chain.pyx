@@ -248,19 +248,11 @@ cdef class ChainStructure(Structure):
                        double a, double *B) noexcept nogil:
         """B = the unary scores U + a per mismatch with y_i, times the token's tag weight (+ the
         start and end weights)."""
-        cdef Py_ssize_t k, s, T = t.n_vars, K = self.n_tags, s0 = self.starts[i]
-        cdef const int *yi = self.true_label(i)
-        cdef double at
+        cdef Py_ssize_t k, T = t.n_vars, K = self.n_tags
         if B != U:
             memcpy(B, U, T * K * sizeof(double))
-        if not self.tag_weighted:
-            tree_add_hamming(t, B, yi, a)
-        elif a != 0.0:
-            for s in range(T):
-                at = a * self.tok_w[s0 + s]
-                for k in range(K):
-                    if k != yi[s]:
-                        B[s * K + k] += at
+        cdef const double *weight = &self.tok_w[self.starts[i]] if self.tag_weighted else NULL
+        tree_add_hamming(t, B, self.true_label(i), a, weight)
         if self.use_start_end:
             for k in range(K):
                 B[k] += w[self.start_off + k]
