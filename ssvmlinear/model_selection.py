@@ -22,6 +22,17 @@ def fresh_copy(estimator):
     return type(estimator)(**estimator.get_params(deep=False))
 
 
+def fold_copy(estimator, y_train):
+    """fresh_copy for one fold's training part: a class_weight dict keeps only the classes that
+    part has (LIBLINEAR -v weighs the classes a fold has; a rare class can be missing from one)."""
+    est = fresh_copy(estimator)
+    weights = est.get_params(deep=False).get("class_weight")
+    if isinstance(weights, dict) and not isinstance(y_train, list) and np.ndim(y_train) == 1:
+        present = set(np.unique(np.asarray(y_train)).tolist())
+        est.set_params(class_weight={k: v for k, v in weights.items() if k in present})
+    return est
+
+
 def cross_val_predict(estimator, X, y, n_folds=5, seed=0, n_jobs=None, lengths=None, return_estimators=False,
                       sample_weight=None):
     """Out-of-fold predictions of a clone of `estimator` trained on the other folds.
@@ -29,7 +40,8 @@ def cross_val_predict(estimator, X, y, n_folds=5, seed=0, n_jobs=None, lengths=N
     With `lengths` (sequences), whole sequences are assigned to folds. A 2-D (dense or sparse)
     multi-label indicator y gives predictions in the same format. return_estimators: also the
     fitted clones, one per fold: (predictions, estimators). sample_weight: one weight per row,
-    each fold fitted with its rows' weights."""
+    each fold fitted with its rows' weights. A class_weight dict weighs the classes each fold's
+    training part has."""
     import scipy.sparse as sp
     multilabel = sp.issparse(y) or np.ndim(y) == 2
     if sp.issparse(y):
@@ -46,7 +58,7 @@ def cross_val_predict(estimator, X, y, n_folds=5, seed=0, n_jobs=None, lengths=N
     def run(k):
         test = np.flatnonzero(fold == k)
         train = np.flatnonzero(fold != k)
-        est = fresh_copy(estimator).set_params(verbose=0)
+        est = fold_copy(estimator, y[train]).set_params(verbose=0)
         kw = {} if sample_weight is None else {"sample_weight": np.asarray(sample_weight)[train]}
         if lengths is None:
             est.fit(X[train], y[train], **kw)
@@ -112,10 +124,10 @@ class _Fold:
     previous C's solution."""
 
     def __init__(self, estimator, X, y, lengths, sample_weight, in_test):
-        self.est = fresh_copy(estimator).set_params(warm_start=True, verbose=0)
         rows = in_test if lengths is None else np.repeat(in_test, lengths)
         self.train = (X[~rows], _rows(y, ~rows), None if lengths is None else lengths[~in_test],
                       None if sample_weight is None else sample_weight[~rows])
+        self.est = fold_copy(estimator, self.train[1]).set_params(warm_start=True, verbose=0)
         self.test = (X[rows], _rows(y, rows), None if lengths is None else lengths[in_test])
 
     def score_at(self, C):
@@ -171,7 +183,9 @@ class CPathCV(Params):
     Parameters
     ----------
     estimator : MulticlassSSVM, ChainSSVM, MultiLabelSSVM or HierarchicalSSVM
-        The model whose C is chosen; its other parameters are kept (its own C is not used).
+        The model whose C is chosen; its other parameters are kept (its own C is not used). A
+        ``class_weight`` dict weighs the classes each fold's training part has (a rare class
+        may be missing from one).
     Cs : int or array-like of float, default=10
         The values of C; an int n: n values spaced evenly on a log scale from 1e-3 to 1e2.
     cv : int or iterable of (train, test) index arrays, default=5

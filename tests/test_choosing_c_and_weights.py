@@ -244,3 +244,23 @@ def test_a_solver_parameter_with_a_flag_is_one_line(monkeypatch, capsys):
 def test_the_seed_error_is_the_cli_s_own(capsys):
     assert train_main(["-r", "-5", "no-such-file.svm"]) == 1
     assert capsys.readouterr().err.startswith("ssvm-train: -r must be an integer in [0, 2**32), got -5\n")
+
+
+def test_class_weights_of_a_class_missing_from_a_fold_weigh_the_folds_that_have_it(multiclass_file, tmp_path,
+                                                                                     capsys):
+    """A class with one example is in one fold's test part only: that fold's fit weighs the classes
+    it has (LIBLINEAR -v), by cross_val_predict, CPathCV and the command line alike."""
+    from ssvmlinear.model_selection import cross_val_predict
+    path, X, y = multiclass_file
+    y = y.copy()
+    y[0] = 7
+    est = MulticlassSSVM(class_weight={7: 4.0, 5: 2.0})
+    pred = cross_val_predict(est, X, y, n_folds=3)
+    assert pred.shape == y.shape
+    search = CPathCV(est, Cs=[0.1, 1.0], cv=3).fit(X, y)
+    assert search.best_estimator_.class_weight == {7: 4.0, 5: 2.0}
+    rare = tmp_path / "rare.svm"
+    dump_svmlight_file(X, y, rare)
+    assert train_main(["-w7", "4", "-v", "3", str(rare)]) == 0
+    assert train_main(["-w7", "4", "-C", "-v", "3", str(rare)]) == 0
+    assert "error" not in capsys.readouterr().err
