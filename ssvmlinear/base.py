@@ -23,7 +23,9 @@ converged_ : bool
 objective_ : float
     The primal objective of the fitted weights.
 dual_objective_ : float
-    The dual objective at the end of the fit (NaN for Pegasos, which has no dual).
+    The best dual objective the fit reached, a lower bound of the optimum (NaN for Pegasos,
+    which has no dual). At large C, inside Catalyst, it can be an earlier iterate's or a warm
+    start's.
 gap_ : float
     The duality gap, objective_ - dual_objective_.
 objective_curve_ : ndarray of shape (n_steps,)

@@ -96,3 +96,35 @@ def test_v_from_the_centre_weights_matches_the_sum_over_the_alphas(problem, monk
         MulticlassSSVM(C=C, fit_intercept=False, solver=solver, loss=loss, max_iter=60).fit(X, y)
     assert len(seen) > catalyst.RECOMPUTE_EVERY
     assert max(seen) < 1e-10
+
+
+@pytest.mark.parametrize("solver, loss", [("sdm", "margin"), ("sdcd", "lse")])
+def test_a_warm_start_at_the_same_C_stops_at_its_start(problem, solver, loss):
+    """A Catalyst fit warm-started from a converged fit of the same problem measures the start
+    (the previous model as the first centre, the previous alphas for the dual) and stops there: no
+    centre may pull a converged model away before the gap is checked."""
+    X, y = problem
+    est = MulticlassSSVM(C=C, fit_intercept=False, solver=solver, loss=loss, warm_start=True).fit(X, y)
+    assert est.converged_
+    coef, objective = est.coef_.copy(), est.objective_
+    est.fit(X, y)
+    assert est.converged_ and est.n_iter_ == 1
+    np.testing.assert_array_equal(est.coef_, coef)
+    assert est.objective_ == pytest.approx(objective, rel=1e-12)
+
+
+def test_a_warm_start_from_a_smaller_C_is_a_fit_of_the_new_problem(problem):
+    """Along a path of C: the warm fit's objective is the exact primal of its weights, its dual
+    a lower bound of the new optimum (a tight cold fit's), their gap within the default rule,
+    and it takes fewer passes than the cold fit."""
+    X, y = problem
+    warm = MulticlassSSVM(C=C / 2, fit_intercept=False, warm_start=True).fit(X, y)   # a -C grid step
+    warm.set_params(C=C).fit(X, y)
+    cold = MulticlassSSVM(C=C, fit_intercept=False).fit(X, y)
+    best = MulticlassSSVM(C=C, fit_intercept=False, tol=1e-8, max_iter=100000).fit(X, y)
+    assert warm.converged_
+    assert warm.objective_ == pytest.approx(multiclass_primal(warm, X, y), rel=1e-9)
+    assert warm.dual_objective_ <= best.objective_ * (1 + 1e-9)
+    assert best.dual_objective_ <= warm.objective_ * (1 + 1e-9)
+    assert warm.objective_ - warm.dual_objective_ <= 0.01 * warm.objective_
+    assert warm.n_iter_ < cold.n_iter_

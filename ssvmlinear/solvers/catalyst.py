@@ -88,7 +88,7 @@ class CatalystRun(Run):
     w = v (a primal-dual pair)."""
     rule_is_final = True
 
-    def __init__(self, inner, kappa, gap_tol, implied_gap=None):
+    def __init__(self, inner, kappa, gap_tol, implied_gap=None, state=None):
         self.inner = inner
         self.kernel = k = inner.kernel
         self.tag, self.title = inner.tag, inner.title
@@ -107,6 +107,9 @@ class CatalystRun(Run):
         self.last = k.coef.copy()            # w_k-1, then w_k
         self.center = k.coef.copy()
         self.primal_k = np.inf
+        # the best dual seen (a warm start's included): every alpha a run visits is feasible for the
+        # original dual, so its value bounds the optimum from below, while v's own dual falls as the
+        # first centres pull v away from a warm start
         self.dual_k = inner.dual()
         self.gap = np.inf
         self.interrupted = False
@@ -130,6 +133,20 @@ class CatalystRun(Run):
         # after each
         self.defer_checks = self.estimate is None and getattr(inner, "slack_costs_passes", False)
         self.cycles_needed = 1
+        # a warm start: the first centre is the previous fit's model (its state's "centre"; v
+        # when that fit ran without Catalyst), whose primal is worth one oracle pass: its gap
+        # sets the first centre's inner target (else one outer iteration at large kappa throws
+        # the start away) and may already stop the fit. The alphas keep v: a Catalyst fit's v has
+        # the better dual, its w_k the better primal.
+        self.start_pass = state is not None
+        if self.start_pass:
+            centre = state.get("centre")
+            if centre is not None and np.shape(centre) == self.last.shape:
+                self.last[:] = centre
+                self.center[:] = centre
+            self.primal_k = 0.5 * float(np.dot(self.last, self.last)) + self.exact_slack_at_last()
+            self.gap = self.primal_k - self.dual_k
+            self.exact = True
 
     def close(self):
         self.inner.close()
@@ -142,7 +159,7 @@ class CatalystRun(Run):
         k.sigma = 1.0
         viol = self.inner.kkt_pass()
         k.sigma = sigma
-        self.dual_k = self.inner.dual()
+        self.dual_k = max(self.dual_k, self.inner.dual())
         if viol > self.tol:
             k.recompute_w()
             return viol, Step(passes + 1, self.dual_k, measured, rule=False, text=f"{text}  violation {viol:.3e}")
@@ -150,6 +167,10 @@ class CatalystRun(Run):
 
     def step(self, limit):
         k = self.kernel
+        if self.start_pass:
+            self.start_pass = False
+            if self.rule_gap is not None and not gap_too_large(self.primal_k, self.dual_k, self.rule_gap):
+                return Step(1, self.dual_k, self.primal_k, rule=True, text=f"kappa {self.kappa:.3g} (the start)")
         w = k.coef                           # v after the last centre (recompute_w)
         sigma, kappa = k.sigma, self.kappa
         np.multiply(w, sigma, out=w)         # w = (v + kappa c) / (1 + kappa)
@@ -198,7 +219,8 @@ class CatalystRun(Run):
         else:
             k.recompute_w()                  # v: the dual of the original problem
         self.center, self.swap = nxt, self.center
-        dual = self.inner.dual()
+        dual_v = self.inner.dual()
+        dual = max(self.dual_k, dual_v)
         self.exact = self.estimate is None
         if not self.exact and (passes >= limit or not gap_too_large(primal, dual, CHECK_MARGIN * self.rule_gap)):
             estimated = self.estimate()
@@ -207,7 +229,9 @@ class CatalystRun(Run):
             primal = 0.5 * ww + slack
             self.exact = True
         self.primal_k = primal
-        self.gap, self.dual_k = primal - dual, dual
+        # the next centre's inner target follows v's own gap (its progress), the stopping rules
+        # the best bound
+        self.gap, self.dual_k = primal - dual_v, dual
         measured = primal if self.exact else np.nan
         if self.rule_gap is not None and self.exact and not gap_too_large(primal, dual, self.rule_gap):
             return Step(passes, dual, measured, rule=True, text=f"kappa {kappa:.3g}")
@@ -267,4 +291,7 @@ class CatalystRun(Run):
         return self.primal_k, self.dual_k
 
     def result(self):
-        return self.inner.result()
+        res = self.inner.result()
+        if res.get("state") is not None:       # the next warm start's first centre
+            res["state"]["centre"] = self.weights().copy()
+        return res

@@ -86,7 +86,7 @@ class SDCD(Solver):
             # some example's dual change stays above a loose tol long after the default fit's
             # gap has ended it: a looser tol then never takes more passes than the default fit.
             implied = implied_gap(problem.tol, self.default_tol)
-        return CatalystRun(run, kappa, problem.gap_tol, implied_gap=implied)
+        return CatalystRun(run, kappa, problem.gap_tol, implied_gap=implied, state=problem.state)
 
     # CoCoA+ (cocoa.py)
     def local_kernel(self, structure, Cs, seed, exact_violators):

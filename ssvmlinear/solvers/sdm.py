@@ -179,7 +179,7 @@ class SDM(Solver):
         run.inner_tol = CATALYST_INNER_TOL * min(problem.tol, self.default_tol)
         if problem.gap_tol is None:
             implied = implied_gap(problem.tol, self.default_tol)
-        return CatalystRun(run, kappa, problem.gap_tol, implied_gap=implied)
+        return CatalystRun(run, kappa, problem.gap_tol, implied_gap=implied, state=problem.state)
 
     # CoCoA+ (cocoa.py): the local solver on a shard and its rounds
     cocoa_gap_only = True          # its measured gap is the true one: a default fit stops on it
