@@ -1520,7 +1520,8 @@ EXPERIMENTS = {
 
 NOT_YET = [  # (id, what, why) of the published results no experiment reproduces yet
     ("gdmm-soft-bcfw", "Yen et al. Figures 2-3: Soft-BCFW (Meshi et al. 2015's soft-constraint objective)",
-     "Soft-BCFW is not implemented"),
+     "Soft-BCFW is not implemented: its paper (Yen et al.'s reference [12]) is not among the documents this "
+     "report reproduces, and Yen et al. describe it in one sentence"),
     ("thesis-fig4-1", "Choi thesis Figure 4-1: the labels of a Yeast example in the (loss, margin) plane",
      "an illustration of the searches' geometry with no claim to test; not drawn"),
     ("thesis-fig4-11-15", "Choi thesis Figures 4-11 to 4-15: Figures 4-7/4-8's runs by queries and iterations, and "

@@ -167,6 +167,7 @@ class CatalystRun(Run):
 
     def step(self, limit):
         k = self.kernel
+        start = int(self.start_pass)         # the start's oracle pass counts with the first centre
         if self.start_pass:
             self.start_pass = False
             if self.rule_gap is not None and not gap_too_large(self.primal_k, self.dual_k, self.rule_gap):
@@ -177,7 +178,7 @@ class CatalystRun(Run):
         w += (kappa * sigma) * self.center
         if self.weights_changed is not None:
             self.weights_changed()
-        passes = cycles = in_centre = 0
+        passes, cycles, in_centre = start, 0, 0
         target = CATALYST_INNER * self.gap
         while True:
             passes += self.inner.outer_iteration(self.pass_tol(target), limit - passes)
