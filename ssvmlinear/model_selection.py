@@ -147,17 +147,18 @@ def _rows(y, mask):
 
 
 def c_path(estimator, X, y, Cs, folds, lengths=None, sample_weight=None, n_jobs=None, patience=None,
-           on_score=None):
+           on_score=None, return_states=False):
     """Cross-validation scores along a path of C values: every fold fits at Cs in increasing order,
     each fit warm-started from the fold's previous one (the solvers that keep a dual state start
     there); the folds of one C run in parallel threads.
 
-    Returns (Cs tried, scores of shape (n_folds, n_tried)). patience: stop after that many C
-    values in a row without a better mean score, once a mean score has exceeded the first C's by
-    PLATEAU (None: every C). on_score(C, mean score) is called after each C."""
+    Returns (Cs tried, scores of shape (n_folds, n_tried)), and with return_states the folds'
+    dual states at the best mean score (None for a solver that keeps none). patience: stop after
+    that many C values in a row without a better mean score, once a mean score has exceeded the
+    first C's by PLATEAU (None: every C). on_score(C, mean score) is called after each C."""
     Cs = np.sort(np.asarray(Cs, dtype=float))
     fitted = [_Fold(estimator, X, y, lengths, sample_weight, folds == k) for k in range(int(folds.max()) + 1)]
-    scores, best, since = [], -np.inf, 0
+    scores, best, since, states = [], -np.inf, 0, None
     with Parallel(n_jobs=n_jobs, prefer="threads") as parallel:
         for C in Cs:
             scores.append(parallel(delayed(f.score_at)(C) for f in fitted))
@@ -165,10 +166,67 @@ def c_path(estimator, X, y, Cs, folds, lengths=None, sample_weight=None, n_jobs=
             if on_score is not None:
                 on_score(C, mean)
             first = mean if len(scores) == 1 else first
+            if mean > best:     # (each fit leaves the state a later one reads: a reference suffices)
+                states = [getattr(f.est, "_dual_state", None) for f in fitted]
             best, since = (mean, 0) if mean > best else (best, since + 1)
             if patience is not None and since >= patience and best > first + PLATEAU:
                 break
-    return Cs[:len(scores)], np.asarray(scores).T
+    out = (Cs[:len(scores)], np.asarray(scores).T)
+    return out + (states,) if return_states else out
+
+
+# CPathCV's refit starts from the folds' merged states with the solvers whose state is one dual
+# variable per (example, label) summing to C_i, so that their average is feasible (SDM's).
+MERGEABLE_STATES = ("sdm",)
+
+
+def merged_fold_state(states, folds, lengths=None):
+    """A start for a fit on all the examples from the folds' states at one C: each example's dual
+    variables averaged over the folds whose training part had it (each fold's sum to C_i, so
+    their average does), its labels the union of theirs; the first centre (Catalyst's) the mean
+    of the folds' models where every fold has one. folds: the fold id per example (a row, or a
+    sequence with lengths); None when a fold kept no state."""
+    if not states or any(s is None for s in states):
+        return None
+    n = folds.shape[0]
+    owners, rows, alpha, loss, Cs = [], [], [], [], np.zeros(n)
+    width = int(np.max(lengths)) if lengths is not None and len(lengths) else 0
+    for k, st in enumerate(states):
+        train = np.flatnonzero(folds != k)
+        sizes = np.asarray(st["sizes"], dtype=np.int64)
+        if sizes.shape[0] != train.shape[0]:
+            return None
+        g = np.repeat(train, sizes)                       # each entry's example
+        lens = lengths[g] if lengths is not None else np.full(g.shape[0], len(st["labels"]) // max(len(g), 1))
+        width = max(width, int(lens.max()) if lens.size else 0)
+        starts = np.concatenate([[0], np.cumsum(lens)[:-1]]).astype(np.int64)
+        owners.append(g)
+        rows.append((np.asarray(st["labels"], dtype=np.int64), starts, lens))
+        alpha.append(np.asarray(st["alpha"], dtype=np.float64))
+        loss.append(np.asarray(st["loss"], dtype=np.float64))
+        Cs[train] = np.asarray(st["Cs"], dtype=np.float64)
+    g = np.concatenate(owners)
+    table = np.full((g.shape[0], width + 1), -1, dtype=np.int64)     # example, its label padded
+    table[:, 0] = g
+    at = 0
+    for labels, starts, lens in rows:
+        cols = np.arange(width)
+        mask = cols[None, :] < lens[:, None]
+        table[at:at + lens.shape[0], 1:][mask] = labels[(starts[:, None] + cols[None, :])[mask]]
+        at += lens.shape[0]
+    keys, first, inverse = np.unique(table, axis=0, return_index=True, return_inverse=True)
+    inverse = inverse.ravel()
+    having = np.bincount(np.concatenate([np.flatnonzero(folds != k) for k in range(len(states))]), minlength=n)
+    owner = keys[:, 0]
+    merged_alpha = np.bincount(inverse, weights=np.concatenate(alpha), minlength=keys.shape[0]) / having[owner]
+    keep = keys[:, 1:] >= 0
+    state = dict(sizes=np.bincount(owner, minlength=n).astype(np.int64), labels=keys[:, 1:][keep].astype(np.int32),
+                 ring=np.zeros(n, dtype=np.int64), alpha=merged_alpha, loss=np.concatenate(loss)[first], Cs=Cs,
+                 rng_state=states[0].get("rng_state", 0))
+    centres = [st.get("centre") for st in states]
+    if all(c is not None for c in centres):
+        state["centre"] = np.mean(centres, axis=0)
+    return state
 
 
 class CPathCV(Params):
@@ -198,6 +256,8 @@ class CPathCV(Params):
         The random split of an int cv.
     refit : bool, default=True
         Refit on all the data at the best C (``best_estimator_``), which predict and score use.
+        With SDM the refit starts from the folds' dual solutions at that C, each example's
+        averaged over the folds that trained on it (a feasible start of the whole problem).
 
     Attributes
     ----------
@@ -278,7 +338,8 @@ class CPathCV(Params):
         if sample_weight is not None:
             sample_weight = np.asarray(sample_weight, dtype=float)
         folds = example_folds(X.shape[0], self.cv, self.random_state, lengths)
-        self.Cs_, self.scores_ = c_path(self.estimator, X, y, Cs, folds, lengths, sample_weight, self.n_jobs)
+        self.Cs_, self.scores_, states = c_path(self.estimator, X, y, Cs, folds, lengths, sample_weight, self.n_jobs,
+                                                return_states=True)
         mean, std = self.scores_.mean(axis=0), self.scores_.std(axis=0)
         order = np.argsort(-mean, kind="stable")
         rank = np.empty(len(mean), dtype=np.int32)
@@ -294,6 +355,8 @@ class CPathCV(Params):
         self.best_score_ = float(mean[self.best_index_])
         if self.refit:
             est = fresh_copy(self.estimator).set_params(C=self.best_C_)
+            if getattr(est, "_solver_name", None) in MERGEABLE_STATES:
+                est._start_state = merged_fold_state(states, folds, lengths)
             kw = {} if sample_weight is None else {"sample_weight": sample_weight}
             self.best_estimator_ = est.fit(X, y, **kw) if lengths is None else est.fit(X, y, lengths, **kw)
         return self

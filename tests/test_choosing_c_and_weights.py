@@ -264,3 +264,49 @@ def test_class_weights_of_a_class_missing_from_a_fold_weigh_the_folds_that_have_
     assert train_main(["-w7", "4", "-v", "3", str(rare)]) == 0
     assert train_main(["-w7", "4", "-C", "-v", "3", str(rare)]) == 0
     assert "error" not in capsys.readouterr().err
+
+
+def _merged_start_cases():
+    from ssvmlinear import load_svmlight_file
+    X, y = random_multiclass(n=150, d=12, K=4, density=0.5, seed=7)
+    Xc, yc, L = load_svmlight_file(DATA / "ocr_letters_test.svm.gz")
+    n = L[:60].sum()
+    return [(MulticlassSSVM, X, y, None, [0.1, 1.0, 10.0]), (ChainSSVM, Xc[:n], yc[:n], L[:60], [0.1, 1.0])]
+
+
+@pytest.mark.parametrize("case", range(2))
+def test_the_folds_merged_state_is_a_feasible_start_of_the_whole_data(case):
+    """Each example's dual variables, averaged over the folds that trained on it, sum to its C_i
+    and keep every label any fold had; a fit from that start reaches the optimum of a cold fit."""
+    from ssvmlinear.model_selection import c_path, merged_fold_state
+    cls, X, y, L, Cs = _merged_start_cases()[case]
+    folds = example_folds(X.shape[0], 3, 0, L)
+    _, scores, states = c_path(cls(), X, y, np.asarray(Cs), folds, L, return_states=True)
+    C = Cs[int(np.argmax(scores.mean(axis=0)))]
+    merged = merged_fold_state(states, folds, L)
+    n = folds.shape[0]
+    assert merged["sizes"].shape == (n,) and np.all(merged["sizes"] >= 1)
+    owner = np.repeat(np.arange(n), merged["sizes"])
+    np.testing.assert_allclose(np.bincount(owner, weights=merged["alpha"], minlength=n), merged["Cs"], rtol=1e-12)
+    assert np.all(merged["alpha"] >= 0)
+    for k, st in enumerate(states):     # no example has fewer labels than in a fold
+        assert np.all(st["sizes"] <= merged["sizes"][folds != k])
+    fit_args = (X, y) if L is None else (X, y, L)
+    warm = cls(C=C, tol=1e-8, max_iter=100000)
+    warm._start_state = merged
+    warm.fit(*fit_args)
+    cold = cls(C=C, tol=1e-8, max_iter=100000).fit(*fit_args)
+    assert warm.objective_ == pytest.approx(cold.objective_, rel=1e-6)
+
+
+@pytest.mark.parametrize("case", range(2))
+def test_the_refit_starts_from_the_folds_and_is_a_default_fit_at_the_best_C(case):
+    cls, X, y, L, Cs = _merged_start_cases()[case]
+    path = CPathCV(cls(), Cs=Cs, cv=3).fit(X, y, L)
+    fit_args = (X, y) if L is None else (X, y, L)
+    cold = cls(C=path.best_C_).fit(*fit_args)
+    best = path.best_estimator_
+    assert best.converged_ and best.C == path.best_C_ and not best.warm_start
+    assert best.objective_ - best.dual_objective_ <= 0.01 * best.objective_
+    assert best.dual_objective_ <= cold.objective_ * (1 + 1e-9) and cold.dual_objective_ <= best.objective_ * (1 + 1e-9)
+    assert best.n_iter_ < cold.n_iter_

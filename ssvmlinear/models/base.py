@@ -134,8 +134,10 @@ class Model(Params):
         if problem:
             raise ValueError(f"{type(self).__name__}: {problem}")
         prev = getattr(self, "_dual_state", None)
-        state = None
-        if self.warm_start and prev is not None and getattr(self, "_warm_key", None) == warm_key:
+        # a start given for this one fit (CPathCV's refit: the folds' states merged), else the
+        # previous fit's with warm_start
+        state = self.__dict__.pop("_start_state", None)
+        if state is None and self.warm_start and prev is not None and getattr(self, "_warm_key", None) == warm_key:
             state = prev
         # tol=None: the solver's rule at its default tolerance and a relative duality gap <= 1%
         res = solve(solver, structure, Cs, self._tol(), int(self.max_iter), check_random_seed(self.random_state),
