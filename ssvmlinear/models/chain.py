@@ -5,7 +5,6 @@ import numpy as np
 from .. import checks
 from .base import Model, common_params
 from ..params import Param
-from ..distributed import decode_all
 from .._kernels.dataset import CSRDataset
 from .._kernels.chain import ChainStructure
 from ..token_features import TokenFeatures, is_token_input, flat_tags, split_tags
@@ -250,7 +249,7 @@ class ChainModel(Model):
         >>> clf.predict(X, lengths=[3, 2])
         array([0, 1, 0, 1, 1])
         """
-        from ..distributed import ShardedData
+        from ..distributed import ShardedData, decode_all
         if isinstance(X, ShardedData):
             self._check_fitted()
             w = X.client.scatter(self._weight_vector(), broadcast=True)
@@ -355,6 +354,7 @@ class ChainModel(Model):
         >>> clf.score(X, [0, 1, 0, 1, 0], lengths=[3, 2])
         0.8
         """
+        from ..distributed import decode_all
         st, lengths = self._structure_for(X, lengths, sequence_ids, "score")
         y = flat_tags(y, lengths) if is_token_input(X) else np.asarray(y)
         correct = self.classes_[decode_all(st, self._weight_vector(), self.n_jobs)] == y
@@ -395,6 +395,7 @@ class ChainModel(Model):
         >>> clf.sequence_accuracy(X, [0, 1, 0, 1, 0], lengths=[3, 2])
         0.5
         """
+        from ..distributed import decode_all
         st, lengths = self._structure_for(X, lengths, sequence_ids, "sequence_accuracy")
         y = flat_tags(y, lengths) if is_token_input(X) else np.asarray(y)
         wrong = self.classes_[decode_all(st, self._weight_vector(), self.n_jobs)] != y

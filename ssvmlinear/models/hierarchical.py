@@ -5,7 +5,6 @@ import numpy as np
 from .base import Model, common_params
 from ..params import Param
 from ..hierarchy import Hierarchy, as_hierarchy, hierarchy_structure, multilabel_hierarchy_structure, node_alpha
-from ..distributed import decode_all
 from ..io import parse_int64_pairs, parse_finite_floats
 from .._kernels.dataset import CSRDataset
 
@@ -240,6 +239,7 @@ class HierarchicalModel(Model):
         >>> clf.predict([[2.0, 0.0, 0.0], [0.0, 0.0, 0.5]])
         array([3, 2])
         """
+        from ..distributed import decode_all
         import scipy.sparse as sp
         self._check_fitted()
         X = self._checks.check_csr(X, self, reset=False)

@@ -10,7 +10,6 @@ from .. import checks
 from .base import Model, common_params
 from ..params import Param
 from .multiclass import MulticlassModel
-from ..metrics import example_accuracy
 from ..io import read_int_pairs, parse_int64_pairs
 from .._kernels.dataset import CSRDataset
 from .._kernels.multilabel import MultiLabelStructure
@@ -362,6 +361,7 @@ class MultiLabelModel(Model):
         >>> clf.score(X, [[1, 0], [0, 1], [1, 0], [0, 0]])
         0.875
         """
+        from ..metrics import example_accuracy
         self._check_fitted()
         if self._binary:
             return float(np.average(self.predict(X) == np.asarray(y), weights=sample_weight))
