@@ -219,7 +219,8 @@ def merged_fold_state(states, folds, lengths=None):
     having = np.bincount(np.concatenate([np.flatnonzero(folds != k) for k in range(len(states))]), minlength=n)
     owner = keys[:, 0]
     merged_alpha = np.bincount(inverse, weights=np.concatenate(alpha), minlength=keys.shape[0]) / having[owner]
-    keep = keys[:, 1:] >= 0
+    key_lens = lengths[owner] if lengths is not None else np.concatenate([r[2] for r in rows])[first]
+    keep = np.arange(width)[None, :] < key_lens[:, None]
     state = dict(sizes=np.bincount(owner, minlength=n).astype(np.int64), labels=keys[:, 1:][keep].astype(np.int32),
                  ring=np.zeros(n, dtype=np.int64), alpha=merged_alpha, loss=np.concatenate(loss)[first], Cs=Cs,
                  rng_state=states[0].get("rng_state", 0))
